@@ -1,0 +1,69 @@
+package vector
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// Take gathers rows idx of arr into a new array with typed loops.
+func Take(mem memory.Allocator, arr arrow.Array, idx []int32) arrow.Array {
+	switch a := arr.(type) {
+	case *array.Int64:
+		return takeFixed(array.NewInt64Builder(mem), a, idx)
+	case *array.Int32:
+		return takeFixed(array.NewInt32Builder(mem), a, idx)
+	case *array.Int16:
+		return takeFixed(array.NewInt16Builder(mem), a, idx)
+	case *array.Int8:
+		return takeFixed(array.NewInt8Builder(mem), a, idx)
+	case *array.Float64:
+		return takeFixed(array.NewFloat64Builder(mem), a, idx)
+	case *array.Float32:
+		return takeFixed(array.NewFloat32Builder(mem), a, idx)
+	case *array.Timestamp:
+		return takeFixed(array.NewTimestampBuilder(mem, a.DataType().(*arrow.TimestampType)), a, idx)
+	case *array.Boolean:
+		return takeFixed(array.NewBooleanBuilder(mem), a, idx)
+	case *array.String:
+		bld := array.NewStringBuilder(mem)
+		defer bld.Release()
+		bld.Reserve(len(idx))
+		for _, i := range idx {
+			if a.IsNull(int(i)) {
+				bld.AppendNull()
+			} else {
+				bld.Append(a.Value(int(i)))
+			}
+		}
+		return bld.NewArray()
+	case *array.Null:
+		return array.NewNull(len(idx))
+	}
+	panic(fmt.Sprintf("vector.Take: unsupported type %s", arr.DataType()))
+}
+
+type valuer[T any] interface {
+	IsNull(int) bool
+	Value(int) T
+}
+
+type appender[T any] interface {
+	array.Builder
+	Append(T)
+}
+
+func takeFixed[T any, A valuer[T], B appender[T]](bld B, a A, idx []int32) arrow.Array {
+	defer bld.Release()
+	bld.Reserve(len(idx))
+	for _, i := range idx {
+		if a.IsNull(int(i)) {
+			bld.AppendNull()
+		} else {
+			bld.Append(a.Value(int(i)))
+		}
+	}
+	return bld.NewArray()
+}
