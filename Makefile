@@ -1,0 +1,47 @@
+# Clink: make targets a newcomer can guess.
+GO      ?= go
+BIN     := bin
+CLINK   := $(BIN)/clink
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+
+.PHONY: build demo test test-race logic bench fuzz lint generate check-generated clean
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(CLINK) ./cmd/clink
+
+# The sensor pipeline, embedded: generate, run, verify (prints PASS).
+demo: build
+	CLINK=$(abspath $(CLINK)) examples/sensors/run.sh
+
+# Every test: vet, unit and logic tests, the race detector on the engine,
+# a short fuzz of the parser and the JSON decoder, and the demo.
+test: lint
+	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -race ./engine/... ./kernels/... ./connectors/... ./substrait/logictest/...
+	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=20s ./substrait/sql/
+	$(GO) test -run='^$$' -fuzz=FuzzDecode -fuzztime=20s ./connectors/formats/json/
+	$(MAKE) demo
+
+logic:
+	$(GO) test -count=1 ./substrait/logictest/ -run TestLogic -v
+
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem ./kernels/ ./connectors/formats/json/ ./bench/...
+
+fuzz:
+	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=60s ./substrait/sql/
+	$(GO) test -run='^$$' -fuzz=FuzzDecode -fuzztime=60s ./connectors/formats/json/
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
+	$(GO) vet ./...
+
+generate:
+	$(GO) generate ./...
+
+check-generated: generate
+	git diff --exit-code
+
+clean:
+	rm -rf $(BIN) examples/sensors/data examples/sensors/out

@@ -1,0 +1,50 @@
+// Command clink runs streaming SQL jobs.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+const usage = `clink: streaming SQL on Arrow
+
+usage:
+  clink run [flags] FILE.sql        run a script embedded (no daemons)
+  clink run [flags] -e "SQL"        run SQL given inline
+  clink run [flags] --plan FILE     run a Substrait plan (binary or JSON protobuf)
+  clink explain [--format=text|json|binary] FILE.sql | -e "SQL"
+  clink bench sensors [flags]       measure the sensor pipeline
+  clink --version
+
+Run 'clink <command> -h' for a command's flags.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "--version", "-version", "version":
+		fmt.Println("clink", version)
+		return 0
+	case "-h", "--help", "help":
+		fmt.Print(usage)
+		return 0
+	case "run":
+		return cmdRun(args[1:])
+	case "explain":
+		return cmdExplain(args[1:])
+	case "bench":
+		return cmdBench(args[1:])
+	}
+	fmt.Fprintf(os.Stderr, "clink: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	pb "github.com/substrait-io/substrait-protobuf/go/substraitpb"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/clink-dev/clink/connectors"
+	"github.com/clink-dev/clink/connectors/builtin"
+	"github.com/clink-dev/clink/engine"
+	"github.com/clink-dev/clink/kernels"
+	"github.com/clink-dev/clink/substrait/planner"
+	"github.com/clink-dev/clink/substrait/sql"
+)
+
+// source is where a command's SQL or plan comes from.
+type source struct {
+	expr, plan string
+}
+
+func (s *source) register(fs *flag.FlagSet) {
+	fs.StringVar(&s.expr, "e", "", "SQL to run instead of a file")
+	fs.StringVar(&s.plan, "plan", "", "a Substrait plan file (binary or JSON) to run instead of SQL")
+}
+
+// load compiles the SQL (file or -e) or reads the plan file.
+func (s *source) load(fs *flag.FlagSet, reg *connectors.Registry) (*pb.Plan, error) {
+	switch {
+	case s.plan != "":
+		data, err := os.ReadFile(s.plan)
+		if err != nil {
+			return nil, err
+		}
+		var p pb.Plan
+		if err := proto.Unmarshal(data, &p); err != nil {
+			if jerr := protojson.Unmarshal(data, &p); jerr != nil {
+				return nil, fmt.Errorf("%s is neither a binary nor a JSON Substrait plan: %v", s.plan, err)
+			}
+		}
+		return &p, nil
+	case s.expr != "":
+		if fs.NArg() > 0 {
+			return nil, fmt.Errorf("give either -e SQL or a file, not both")
+		}
+		return sql.Compile(s.expr, reg)
+	case fs.NArg() == 1:
+		data, err := os.ReadFile(fs.Arg(0))
+		if err != nil {
+			return nil, err
+		}
+		p, err := sql.Compile(string(data), reg)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", fs.Arg(0), err)
+		}
+		return p, nil
+	}
+	return nil, fmt.Errorf("give a SQL file, -e SQL or --plan FILE")
+}
+
+func cmdRun(args []string) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	var src source
+	src.register(fs)
+	batch := fs.Int("batch-size", 8192, "rows per micro-batch")
+	linger := fs.Duration("linger", 20*time.Millisecond, "longest a partly filled micro-batch waits")
+	quiet := fs.Bool("quiet", false, "do not print the end-of-run summary on stderr")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	reg := builtin.Registry()
+	plan, err := src.load(fs, reg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	stats, err := execute(ctx, plan, reg, connectors.Runtime{BatchSize: *batch, Linger: *linger, Stdout: os.Stdout, Stderr: os.Stderr})
+	if err != nil && !(errors.Is(err, context.Canceled) && ctx.Err() != nil) {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 1
+	}
+	if !*quiet {
+		summarize(stats)
+	}
+	return 0
+}
+
+// execute plans and runs a job to its end.
+func execute(ctx context.Context, plan *pb.Plan, reg *connectors.Registry, rt connectors.Runtime) ([]*engine.Stats, error) {
+	if rt.Mem == nil {
+		rt.Mem = memory.NewGoAllocator()
+	}
+	funcs := kernels.NewRegistry()
+	kernels.RegisterScalar(funcs)
+	job, err := planner.Build(plan, planner.Env{Connectors: reg, Funcs: funcs, Runtime: rt})
+	if err != nil {
+		return nil, err
+	}
+	return job.Run(ctx)
+}
+
+// summarize prints what the user should know about a finished run: late
+// rows dropped and bad records skipped.
+func summarize(stats []*engine.Stats) {
+	var late, skipped, rows int64
+	interrupted := false
+	for _, s := range stats {
+		if s == nil {
+			continue
+		}
+		late += s.Total("late_rows_dropped")
+		skipped += s.Total("records_skipped")
+		rows += s.Total("rows_read")
+		interrupted = interrupted || s.Interrupted
+	}
+	var parts []string
+	parts = append(parts, fmt.Sprintf("%d rows read", rows))
+	parts = append(parts, fmt.Sprintf("%d late rows dropped", late))
+	if skipped > 0 {
+		parts = append(parts, fmt.Sprintf("%d bad records skipped", skipped))
+	}
+	state := "finished"
+	if interrupted {
+		state = "stopped (open windows not flushed)"
+	}
+	fmt.Fprintf(os.Stderr, "clink: job %s: %s\n", state, strings.Join(parts, ", "))
+}
+
+func cmdExplain(args []string) int {
+	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
+	var src source
+	src.register(fs)
+	format := fs.String("format", "text", "text (one line per relation), json or binary (the Substrait protobuf)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	plan, err := src.load(fs, builtin.Registry())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 1
+	}
+	switch *format {
+	case "text":
+		fmt.Print(explainText(plan))
+	case "json":
+		out, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(plan)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "error:", err)
+			return 1
+		}
+		fmt.Println(string(out))
+	case "binary":
+		out, err := proto.MarshalOptions{Deterministic: true}.Marshal(plan)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "error:", err)
+			return 1
+		}
+		os.Stdout.Write(out)
+	default:
+		fmt.Fprintf(os.Stderr, "error: --format must be text, json or binary, not %q\n", *format)
+		return 2
+	}
+	return 0
+}

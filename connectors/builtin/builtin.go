@@ -1,0 +1,21 @@
+// Package builtin registers every connector that ships with Clink.
+package builtin
+
+import (
+	"github.com/clink-dev/clink/connectors"
+	"github.com/clink-dev/clink/connectors/file"
+	"github.com/clink-dev/clink/connectors/print"
+)
+
+// Registry returns a registry holding the built-in connectors.
+func Registry() *connectors.Registry {
+	r := connectors.NewRegistry()
+	Register(r)
+	return r
+}
+
+// Register adds the built-in connectors to r.
+func Register(r *connectors.Registry) {
+	r.Register(file.Connector{})
+	r.Register(print.Connector{})
+}

@@ -1,0 +1,72 @@
+package file
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/clink-dev/clink/connectors"
+	cjson "github.com/clink-dev/clink/connectors/formats/json"
+	"github.com/clink-dev/clink/engine"
+	"github.com/clink-dev/clink/vector"
+)
+
+// NewSink creates the table's directory and one part file per subtask.
+//
+// Guarantee: at-least-once. Rows are appended as they arrive and are
+// visible as soon as they are flushed; a restarted job rewrites its part
+// file from the start.
+func (Connector) NewSink(t *connectors.Table) (engine.Sink, error) {
+	dir := t.Options["path"]
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("file sink '%s': %w", t.Name, err)
+	}
+	name := filepath.Join(dir, fmt.Sprintf("part-%d.jsonl", t.Runtime.Subtask))
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, fmt.Errorf("file sink '%s': %w", t.Name, err)
+	}
+	return &Sink{name: name, f: f, w: bufio.NewWriterSize(f, 1<<16)}, nil
+}
+
+// Sink writes JSON lines to a part file.
+type Sink struct {
+	name string
+	f    *os.File
+	w    *bufio.Writer
+	buf  []byte
+}
+
+var _ engine.Sink = (*Sink)(nil)
+
+// Write appends the batch's live rows.
+func (s *Sink) Write(b *vector.Batch) error {
+	s.buf = cjson.AppendBatch(s.buf[:0], b)
+	b.Release()
+	if _, err := s.w.Write(s.buf); err != nil {
+		return fmt.Errorf("file sink %s: %w", s.name, err)
+	}
+	return nil
+}
+
+// Flush makes everything written visible and durable.
+func (s *Sink) Flush() error {
+	if err := s.w.Flush(); err != nil {
+		return fmt.Errorf("file sink %s: %w", s.name, err)
+	}
+	return s.f.Sync()
+}
+
+// Close closes the part file.
+func (s *Sink) Close() error {
+	if s.f == nil {
+		return nil
+	}
+	err := s.w.Flush()
+	if cerr := s.f.Close(); err == nil {
+		err = cerr
+	}
+	s.f = nil
+	return err
+}

@@ -1,0 +1,246 @@
+package file
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/clink-dev/clink/connectors"
+	cjson "github.com/clink-dev/clink/connectors/formats/json"
+	"github.com/clink-dev/clink/engine"
+	"github.com/clink-dev/clink/vector"
+)
+
+// NewSource opens the table's path for reading.
+func (Connector) NewSource(t *connectors.Table) (engine.Source, error) {
+	path := t.Options["path"]
+	files, err := listFiles(path)
+	if err != nil {
+		return nil, fmt.Errorf("file source '%s': %w", t.Name, err)
+	}
+	return &Source{table: t, files: files, skip: t.Options["on_error"] == "skip"}, nil
+}
+
+func listFiles(path string) ([]string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("path '%s': %w", path, errors.Unwrap(err))
+	}
+	if !fi.IsDir() {
+		return []string{path}, nil
+	}
+	var files []string
+	err = filepath.WalkDir(path, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if p != path && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.IsDir() {
+			files = append(files, p)
+		}
+		return nil
+	})
+	sort.Strings(files)
+	return files, err
+}
+
+// Source reads JSON lines. Each file is one partition with its own
+// watermark; files are read one after another in name order, and a file
+// holds the watermark back only while it is being read.
+type Source struct {
+	table   *connectors.Table
+	files   []string
+	skip    bool
+	skipped int64
+	rows    int64
+}
+
+var _ engine.Source = (*Source)(nil)
+var _ engine.StatsReporter = (*Source)(nil)
+
+// Stats reports rows read and bad records skipped.
+func (s *Source) Stats() map[string]int64 {
+	return map[string]int64{"rows_read": s.rows, "records_skipped": s.skipped}
+}
+
+// segment is a run of rows of one batch from one partition.
+type segment struct{ part, from int }
+
+// Run reads every file to its end.
+func (s *Source) Run(ctx context.Context, emit func(engine.Message) error) error {
+	t := s.table
+	rt := t.Runtime
+	batchSize := rt.BatchSize
+	if batchSize <= 0 {
+		batchSize = 8192
+	}
+	linger := rt.Linger
+	if linger <= 0 {
+		linger = 20 * time.Millisecond
+	}
+	dec := cjson.NewDecoder(t.Schema, rt.Mem, cjson.Options{})
+	wms := engine.NewPartitionWatermarks(len(s.files), t.WatermarkLag)
+	lastWM := engine.MinWatermark
+	var segs []segment
+	batchStart := time.Now()
+
+	flush := func() error {
+		n := dec.Len()
+		if n == 0 {
+			return nil
+		}
+		rec := dec.Flush()
+		b := vector.New(rec)
+		if t.EventTimeCol >= 0 {
+			b.RowWatermark = make([]int64, n)
+			ts, valid := timeColumn(rec.Column(t.EventTimeCol))
+			for k, sg := range segs {
+				to := n
+				if k+1 < len(segs) {
+					to = segs[k+1].from
+				}
+				var v func(int) bool
+				if valid != nil {
+					from := sg.from
+					v = func(i int) bool { return valid(from + i) }
+				}
+				wms.Observe(sg.part, ts[sg.from:to], v, b.RowWatermark[sg.from:to])
+			}
+		}
+		segs = segs[:0]
+		s.rows += int64(n)
+		if err := emit(engine.Message{Kind: engine.KindData, Batch: b}); err != nil {
+			return err
+		}
+		if t.EventTimeCol >= 0 {
+			if wm := wms.Current(); wm > lastWM {
+				lastWM = wm
+				return emit(engine.Message{Kind: engine.KindWatermark, Watermark: wm})
+			}
+		}
+		return nil
+	}
+
+	for part, name := range s.files {
+		f, err := os.Open(name)
+		if err != nil {
+			return fmt.Errorf("file source '%s': %w", t.Name, err)
+		}
+		wms.Start(part)
+		r := bufio.NewReaderSize(f, 1<<20)
+		lineNo := 0
+		var long []byte
+		for {
+			line, err := r.ReadSlice('\n')
+			if err == bufio.ErrBufferFull {
+				long = append(long[:0], line...)
+				for err == bufio.ErrBufferFull {
+					line, err = r.ReadSlice('\n')
+					long = append(long, line...)
+				}
+				line = long
+			}
+			if err != nil && err != io.EOF {
+				f.Close()
+				return fmt.Errorf("file source '%s': %s: %w", t.Name, name, err)
+			}
+			if len(line) > 0 {
+				lineNo++
+				body := trimEOL(line)
+				if !isBlank(body) {
+					if dec.Len() == 0 {
+						batchStart = time.Now()
+					}
+					if len(segs) == 0 || segs[len(segs)-1].part != part {
+						segs = append(segs, segment{part: part, from: dec.Len()})
+					}
+					if derr := dec.Append(body); derr != nil {
+						if !s.skip {
+							f.Close()
+							return fmt.Errorf("file source '%s': %s:%d: %w", t.Name, name, lineNo, derr)
+						}
+						s.skipped++
+					}
+					if dec.Len() >= batchSize || (dec.Len()&255 == 0 && time.Since(batchStart) >= linger) {
+						if ferr := flush(); ferr != nil {
+							f.Close()
+							return ferr
+						}
+					}
+				}
+			}
+			if err == io.EOF {
+				break
+			}
+			if ctx.Err() != nil {
+				f.Close()
+				return ctx.Err()
+			}
+		}
+		f.Close()
+		// Rows of this file still buffered keep its partition's order; the
+		// partition stops holding the watermark once they are flushed.
+		if err := flush(); err != nil {
+			return err
+		}
+		wms.Finish(part)
+	}
+	return flush()
+}
+
+func isBlank(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return false
+		}
+	}
+	return true
+}
+
+func trimEOL(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+		if n := len(b); n > 0 && b[n-1] == '\r' {
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+// timeColumn exposes an int64 or timestamp(ms) column as raw values plus a
+// validity test (nil when there are no nulls).
+func timeColumn(a arrow.Array) ([]int64, func(int) bool) {
+	var vals []int64
+	switch c := a.(type) {
+	case *array.Int64:
+		vals = c.Int64Values()
+	case *array.Timestamp:
+		raw := c.TimestampValues()
+		vals = make([]int64, len(raw))
+		for i, v := range raw {
+			vals[i] = int64(v)
+		}
+	default:
+		panic(fmt.Sprintf("event time column of type %s", a.DataType()))
+	}
+	if a.NullN() == 0 {
+		return vals, nil
+	}
+	return vals, func(i int) bool { return a.IsValid(i) }
+}

@@ -1,0 +1,67 @@
+// Package print is the print connector: rows as JSON lines on standard
+// output. A bare SELECT writes through it.
+package print
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+
+	"github.com/clink-dev/clink/connectors"
+	cjson "github.com/clink-dev/clink/connectors/formats/json"
+	"github.com/clink-dev/clink/engine"
+	"github.com/clink-dev/clink/vector"
+)
+
+// Connector is the 'print' connector.
+type Connector struct{}
+
+var spec = &connectors.Spec{
+	Name:        "print",
+	Description: "Writes each row as a JSON object on its own line to standard output (or standard error). A bare SELECT uses it.",
+	Sink:        true,
+	Options: append(append([]connectors.Option{}, connectors.CommonSinkOptions...),
+		connectors.Option{Name: "standard_error", Type: connectors.Bool, Default: "false", Description: "print to standard error instead of standard output", Example: "true"},
+	),
+}
+
+// Spec describes the connector's options.
+func (Connector) Spec() *connectors.Spec { return spec }
+
+// NewSink returns a sink on standard output.
+func (Connector) NewSink(t *connectors.Table) (engine.Sink, error) {
+	w := t.Runtime.Stdout
+	if t.Options.Bool("standard_error") {
+		w = t.Runtime.Stderr
+	}
+	if w == nil {
+		w = os.Stdout
+	}
+	return &Sink{w: bufio.NewWriterSize(w, 1<<16)}, nil
+}
+
+// Sink prints JSON lines. Each batch is flushed as it is written so rows
+// appear as soon as their window fires.
+type Sink struct {
+	w   *bufio.Writer
+	buf []byte
+}
+
+var _ engine.Sink = (*Sink)(nil)
+
+// Write prints the batch's live rows.
+func (s *Sink) Write(b *vector.Batch) error {
+	s.buf = cjson.AppendBatch(s.buf[:0], b)
+	b.Release()
+	if _, err := s.w.Write(s.buf); err != nil {
+		return fmt.Errorf("print sink: %w", err)
+	}
+	return s.w.Flush()
+}
+
+// Flush flushes buffered output.
+func (s *Sink) Flush() error { return s.w.Flush() }
+
+// Close flushes.
+func (s *Sink) Close() error { return s.w.Flush() }
+

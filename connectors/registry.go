@@ -1,0 +1,113 @@
+package connectors
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/clink-dev/clink/engine"
+)
+
+// Table is everything a connector needs to open one side of a table.
+type Table struct {
+	Name    string
+	Schema  *arrow.Schema
+	Options Options
+	// EventTimeCol is the index of the event-time column, -1 without one.
+	EventTimeCol int
+	// WatermarkLag is watermark_lag_ms.
+	WatermarkLag int64
+	// IdleTimeout is idle_timeout_ms (0 = never idle).
+	IdleTimeout time.Duration
+	Runtime     Runtime
+}
+
+// Runtime carries engine settings that are not SQL: batch shape, memory,
+// where printed output goes.
+type Runtime struct {
+	BatchSize int
+	Linger    time.Duration
+	Mem       memory.Allocator
+	Stdout    io.Writer
+	Stderr    io.Writer
+	// SinkWrapper, when set, lets a test harness observe sink output.
+	Parallelism int
+	Subtask     int
+}
+
+// Factory builds the sources and sinks of one connector.
+type Factory interface {
+	Spec() *Spec
+}
+
+// SourceFactory opens a table for reading.
+type SourceFactory interface {
+	NewSource(t *Table) (engine.Source, error)
+}
+
+// SinkFactory opens a table for writing.
+type SinkFactory interface {
+	NewSink(t *Table) (engine.Sink, error)
+}
+
+// Registry maps connector names to factories. It is built by explicit
+// Register calls.
+type Registry struct {
+	m map[string]Factory
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{m: map[string]Factory{}} }
+
+// Register adds f under its spec's name.
+func (r *Registry) Register(f Factory) { r.m[f.Spec().Name] = f }
+
+// Lookup returns the factory for name, or an error listing the known ones.
+func (r *Registry) Lookup(name string) (Factory, error) {
+	if f, ok := r.m[name]; ok {
+		return f, nil
+	}
+	names := r.Names()
+	msg := fmt.Sprintf("unknown connector '%s' (known: %v)", name, names)
+	best, bd := "", 3
+	for _, n := range names {
+		if d := Distance(name, n); d < bd {
+			best, bd = n, d
+		}
+	}
+	if best != "" {
+		msg = fmt.Sprintf("unknown connector '%s' (did you mean '%s'?)", name, best)
+	}
+	return nil, &OptionError{Key: "connector", Msg: msg}
+}
+
+// Names lists registered connectors, sorted.
+func (r *Registry) Names() []string {
+	out := make([]string, 0, len(r.m))
+	for n := range r.m {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// CommonOptions are accepted by every source connector; the planner reads
+// them (event time, watermarks, error policy), the connector does not.
+var CommonSourceOptions = []Option{
+	{Name: "connector", Type: String, Required: true, Description: "the connector name", Example: "file"},
+	{Name: "format", Type: Enum, Values: []string{"json"}, Default: "json", Description: "record format", Example: "json"},
+	{Name: "event_time_column", Type: String, Description: "BIGINT epoch-ms or TIMESTAMP(3) column that carries event time; without it processing time is used", Example: "ts"},
+	{Name: "watermark_lag_ms", Type: Int, Default: "0", Description: "a partition's watermark is the largest event time it has seen minus this lag", Example: "3000"},
+	{Name: "idle_timeout_ms", Type: Int, Default: "0", Description: "a partition quiet for this long no longer holds the watermark back (0 = never)", Example: "10000"},
+	{Name: "on_error", Type: Enum, Values: []string{"fail", "skip"}, Default: "fail", Description: "what a malformed record does: stop the job naming it, or skip and count it", Example: "skip"},
+}
+
+// CommonSinkOptions are accepted by every sink connector.
+var CommonSinkOptions = []Option{
+	{Name: "connector", Type: String, Required: true, Description: "the connector name", Example: "file"},
+	{Name: "format", Type: Enum, Values: []string{"json"}, Default: "json", Description: "record format", Example: "json"},
+}

@@ -1,0 +1,308 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// Hashing. Keys are hashed column-wise: every entry starts from its window
+// end, each key column folds its value in with one multiply, and a final
+// mix spreads the bits. The table takes its home slot from the top bits and
+// a 32-bit tag from the low bits of the same hash.
+const (
+	htK0       = 0x9e3779b97f4a7c15
+	htK1       = 0xbf58476d1ce4e5b9
+	htK2       = 0x94d049bb133111eb
+	htK3       = 0xff51afd7ed558ccd
+	htNullHash = 0x6a09e667f3bcc909
+	htMinCap   = 64
+)
+
+func htSeed(end int64) uint64 { return (uint64(end) ^ htK3) * htK0 }
+
+func htFinal(h uint64) uint64 {
+	h ^= h >> 32
+	h *= htK2
+	h ^= h >> 29
+	return h
+}
+
+// htHashBytes is a wyhash-style 8-bytes-at-a-time hash of b.
+func htHashBytes(b []byte) uint64 {
+	h := uint64(len(b))*htK0 ^ htK3
+	for len(b) >= 8 {
+		h = bits.RotateLeft64((h^binary.LittleEndian.Uint64(b))*htK1, 31)
+		b = b[8:]
+	}
+	if len(b) > 0 {
+		var t uint64
+		for i, c := range b {
+			t |= uint64(c) << (8 * i)
+		}
+		h = bits.RotateLeft64((h^t)*htK1, 31)
+	}
+	return (h ^ h>>29) * htK2
+}
+
+// htTable is an open-addressing hash table (linear probing, backward-shift
+// deletion, no tombstones) mapping (window end, group key) to a dense int32
+// id. It persists across batches. A slot holds tag<<32 | id+1 (0 = empty);
+// everything else about an id lives in columns indexed by id: its hash, its
+// window end, and its key values in the key columns. Removed ids go to a
+// free list and are reused, so the id space stays as small as the peak
+// number of live entries and the accumulator columns indexed by id never
+// need compaction.
+type htTable struct {
+	slots  []uint64
+	shift  uint // 64 - log2(len(slots))
+	mask   uint64
+	n      int // live ids
+	growAt int
+
+	hashes []uint64 // per id
+	ends   []int64  // per id
+	live   []bool   // per id
+	free   []int32
+	keys   []htKeyCol
+
+	// Per-lookup scratch and results.
+	hs     []uint64
+	ids    []int32
+	newIDs []int32 // ids created by the last lookup, in creation order
+	newK   []int32 // entry index that created each of newIDs
+	bad    []int32
+}
+
+func newHTTable(keys []htKeyCol) *htTable {
+	t := &htTable{keys: keys}
+	t.rehash(htMinCap)
+	return t
+}
+
+// size is the number of ids ever allocated (live or free).
+func (t *htTable) size() int { return len(t.hashes) }
+
+func (t *htTable) rehash(capacity int) {
+	if cap(t.slots) >= capacity && len(t.slots) == capacity {
+		clear(t.slots)
+	} else {
+		t.slots = make([]uint64, capacity)
+	}
+	t.mask = uint64(capacity - 1)
+	t.shift = uint(64 - bits.TrailingZeros(uint(capacity)))
+	t.growAt = capacity / 2
+	for id, ok := range t.live {
+		if ok {
+			t.place(t.hashes[id], int32(id))
+		}
+	}
+}
+
+func (t *htTable) place(h uint64, id int32) {
+	i := h >> t.shift
+	for t.slots[i] != 0 {
+		i = (i + 1) & t.mask
+	}
+	t.slots[i] = uint64(uint32(h))<<32 | uint64(uint32(id)+1)
+}
+
+func (t *htTable) alloc(h uint64, end int64) int32 {
+	var id int32
+	if n := len(t.free); n > 0 {
+		id = t.free[n-1]
+		t.free = t.free[:n-1]
+		t.hashes[id] = h
+		t.ends[id] = end
+		t.live[id] = true
+	} else {
+		id = int32(len(t.hashes))
+		t.hashes = append(t.hashes, h)
+		t.ends = append(t.ends, end)
+		t.live = append(t.live, true)
+	}
+	t.n++
+	return id
+}
+
+// lookup finds or creates the id of every entry k < n: window end ends[k]
+// and the key values at row rows[k] (rows nil: row k) of cols. It returns
+// the ids (valid until the next lookup); t.newIDs/t.newK list the ids it
+// created. Key values of new ids are stored before lookup returns.
+//
+// The probe compares only the tag and the window end; key columns are then
+// checked column-wise in one pass each, and the rare entry whose tag
+// matched a different key is re-probed with full comparisons.
+func (t *htTable) lookup(ends []int64, rows []int32, cols []arrow.Array, n int) []int32 {
+	for i, c := range t.keys {
+		c.prepare(cols[i], rows, n)
+	}
+	hs := winGrow(t.hs, n)
+	t.hs = hs
+	ends = ends[:n]
+	for k, e := range ends {
+		hs[k] = htSeed(e)
+	}
+	for _, c := range t.keys {
+		c.hashInto(hs)
+	}
+	for k, h := range hs {
+		hs[k] = htFinal(h)
+	}
+	ids := winGrow(t.ids, n)
+	t.ids = ids
+	t.newIDs, t.newK = t.newIDs[:0], t.newK[:0]
+
+	slots, mask, shift := t.slots, t.mask, t.shift
+	tends := t.ends
+	for k, h := range hs {
+		end := ends[k]
+		tag := uint64(uint32(h))
+		i := h >> shift
+		for {
+			s := slots[i]
+			if s == 0 {
+				id := t.alloc(h, end)
+				slots[i] = tag<<32 | uint64(uint32(id)+1)
+				ids[k] = id
+				t.newIDs = append(t.newIDs, id)
+				t.newK = append(t.newK, int32(k))
+				if t.n > t.growAt {
+					t.rehash(len(t.slots) * 2)
+					slots, mask, shift = t.slots, t.mask, t.shift
+				}
+				tends = t.ends
+				break
+			}
+			if s>>32 == tag {
+				if id := int32(uint32(s)) - 1; tends[id] == end {
+					ids[k] = id
+					break
+				}
+			}
+			i = (i + 1) & mask
+		}
+	}
+	if len(t.newIDs) > 0 {
+		for _, c := range t.keys {
+			c.grow(t.size())
+			c.storeNew(t.newIDs, t.newK)
+		}
+	}
+	if len(t.keys) == 0 {
+		return ids
+	}
+	bad := t.bad[:0]
+	for _, c := range t.keys {
+		bad = c.verify(ids, bad)
+	}
+	t.bad = bad
+	if len(bad) > 0 {
+		t.reprobe(ends, ids, bad)
+	}
+	return ids
+}
+
+// reprobe resolves entries whose fast-path candidate had a different key.
+func (t *htTable) reprobe(ends []int64, ids []int32, bad []int32) {
+	if len(t.keys) > 1 {
+		slices.Sort(bad)
+		bad = slices.Compact(bad)
+	}
+	for _, k32 := range bad {
+		k := int(k32)
+		h, end := t.hs[k], ends[k]
+		tag := uint64(uint32(h))
+		i := h >> t.shift
+		for {
+			s := t.slots[i]
+			if s == 0 {
+				id := t.alloc(h, end)
+				t.slots[i] = tag<<32 | uint64(uint32(id)+1)
+				for _, c := range t.keys {
+					c.grow(t.size())
+					c.store(id, k)
+				}
+				ids[k] = id
+				t.newIDs = append(t.newIDs, id)
+				t.newK = append(t.newK, int32(k))
+				if t.n > t.growAt {
+					t.rehash(len(t.slots) * 2)
+				}
+				break
+			}
+			if s>>32 == tag {
+				if id := int32(uint32(s)) - 1; t.ends[id] == end && t.equal(id, k) {
+					ids[k] = id
+					break
+				}
+			}
+			i = (i + 1) & t.mask
+		}
+	}
+}
+
+func (t *htTable) equal(id int32, k int) bool {
+	for _, c := range t.keys {
+		if !c.equal(id, k) {
+			return false
+		}
+	}
+	return true
+}
+
+// remove deletes ids (all live) and puts them on the free list. Removing a
+// large share of the table rebuilds it instead of shifting slot by slot,
+// shrinking it when it has become mostly empty.
+func (t *htTable) remove(ids []int32) {
+	if len(ids) == 0 {
+		return
+	}
+	for _, id := range ids {
+		t.live[id] = false
+	}
+	t.n -= len(ids)
+	if len(ids) >= t.n {
+		c := len(t.slots)
+		for c > htMinCap && t.n*8 < c {
+			c /= 2
+		}
+		t.rehash(c)
+	} else {
+		for _, id := range ids {
+			t.unplace(id)
+		}
+	}
+	t.free = append(t.free, ids...)
+	for _, c := range t.keys {
+		c.release(ids, t.live)
+	}
+}
+
+// unplace clears id's slot and shifts later entries of its probe run back.
+func (t *htTable) unplace(id int32) {
+	want := uint32(id) + 1
+	mask := t.mask
+	i := t.hashes[id] >> t.shift
+	for uint32(t.slots[i]) != want {
+		i = (i + 1) & mask
+	}
+	j := i
+	for {
+		j = (j + 1) & mask
+		s := t.slots[j]
+		if s == 0 {
+			t.slots[i] = 0
+			return
+		}
+		home := t.hashes[uint32(s)-1] >> t.shift
+		// The entry at j may fill the hole at i if i lies cyclically
+		// between its home and j.
+		if (j-home)&mask >= (j-i)&mask {
+			t.slots[i] = s
+			i = j
+		}
+	}
+}

@@ -1,0 +1,43 @@
+package op
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/clink-dev/clink/engine"
+	"github.com/clink-dev/clink/kernels"
+	"github.com/clink-dev/clink/vector"
+)
+
+// Filter keeps the rows for which a predicate is TRUE by shrinking the
+// batch's selection vector; no column is copied.
+type Filter struct {
+	Pred kernels.Expr
+	Mem  memory.Allocator
+}
+
+var _ engine.Operator = (*Filter)(nil)
+
+// Process evaluates the predicate over the live rows.
+func (f *Filter) Process(b *vector.Batch, out engine.Output) error {
+	if b.Len() == 0 {
+		b.Release()
+		return nil
+	}
+	pred, err := f.Pred.Eval(b, f.Mem)
+	if err != nil {
+		b.Release()
+		return fmt.Errorf("WHERE %s: %w", f.Pred, err)
+	}
+	b.Sel = kernels.SelectTrue(pred, b)
+	pred.Release()
+	if len(b.Sel) == 0 {
+		b.Release()
+		return nil
+	}
+	if len(b.Sel) == b.NumRows() {
+		b.Sel = nil
+	}
+	return out.Emit(b)
+}

@@ -1,0 +1,70 @@
+package op
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/clink-dev/clink/engine"
+	"github.com/clink-dev/clink/kernels"
+	"github.com/clink-dev/clink/vector"
+)
+
+// Project computes output columns from the live rows. Column references are
+// zero-copy; the selection vector and row watermarks carry over unchanged.
+type Project struct {
+	Exprs  []kernels.Expr
+	Schema *arrow.Schema
+	Mem    memory.Allocator
+}
+
+var _ engine.Operator = (*Project)(nil)
+
+// NewProject names the outputs.
+func NewProject(exprs []kernels.Expr, names []string, mem memory.Allocator) *Project {
+	fields := make([]arrow.Field, len(exprs))
+	for i, e := range exprs {
+		fields[i] = arrow.Field{Name: names[i], Type: e.Type(), Nullable: true}
+	}
+	return &Project{Exprs: exprs, Schema: arrow.NewSchema(fields, nil), Mem: mem}
+}
+
+// Process evaluates every expression.
+func (p *Project) Process(b *vector.Batch, out engine.Output) error {
+	cols := make([]arrow.Array, len(p.Exprs))
+	for i, e := range p.Exprs {
+		c, err := e.Eval(b, p.Mem)
+		if err != nil {
+			for _, c := range cols[:i] {
+				c.Release()
+			}
+			b.Release()
+			return fmt.Errorf("SELECT %s: %w", e, err)
+		}
+		cols[i] = c
+	}
+	rec := array.NewRecordBatch(p.Schema, cols, int64(b.NumRows()))
+	for _, c := range cols {
+		c.Release()
+	}
+	nb := &vector.Batch{Rec: rec, Sel: b.Sel, RowWatermark: b.RowWatermark}
+	b.Release()
+	return out.Emit(nb)
+}
+
+// Rename gives a batch's columns the names a sink expects (INSERT maps
+// columns by position); the columns themselves are shared.
+type Rename struct {
+	Schema *arrow.Schema
+}
+
+// Process swaps the schema.
+func (r *Rename) Process(b *vector.Batch, out engine.Output) error {
+	cols := b.Rec.Columns()
+	rec := array.NewRecordBatch(r.Schema, cols, b.Rec.NumRows())
+	nb := &vector.Batch{Rec: rec, Sel: b.Sel, RowWatermark: b.RowWatermark}
+	b.Release()
+	return out.Emit(nb)
+}

@@ -1,0 +1,52 @@
+package op
+
+import (
+	"github.com/clink-dev/clink/engine"
+	"github.com/clink-dev/clink/kernels"
+	"github.com/clink-dev/clink/vector"
+)
+
+// WindowAgg is the streaming window aggregate: rows update per-(window,
+// key) accumulators; a watermark fires every window whose end it reached.
+type WindowAgg struct {
+	Agg *kernels.WindowAgg
+}
+
+var (
+	_ engine.Operator         = (*WindowAgg)(nil)
+	_ engine.WatermarkHandler = (*WindowAgg)(nil)
+	_ engine.StatsReporter    = (*WindowAgg)(nil)
+)
+
+// Process folds the live rows into the open windows.
+func (w *WindowAgg) Process(b *vector.Batch, out engine.Output) error {
+	err := w.Agg.Add(b)
+	b.Release()
+	return err
+}
+
+// OnWatermark emits the windows the watermark closed, then forwards it.
+func (w *WindowAgg) OnWatermark(wm int64, out engine.Output) error {
+	recs, err := w.Agg.Advance(wm)
+	if err != nil {
+		return err
+	}
+	for i, r := range recs {
+		if err := out.Emit(vector.New(r)); err != nil {
+			for _, r := range recs[i+1:] {
+				r.Release()
+			}
+			return err
+		}
+	}
+	return out.EmitWatermark(wm)
+}
+
+// Stats reports late rows and open groups.
+func (w *WindowAgg) Stats() map[string]int64 {
+	return map[string]int64{
+		"late_rows_dropped": w.Agg.LateRows(),
+		"null_time_rows":    w.Agg.NullTimeRows(),
+		"open_groups":       int64(w.Agg.Groups()),
+	}
+}

@@ -1,0 +1,212 @@
+package logictest
+
+import (
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite expected rows, errors and golden plans from actual output")
+
+// TestLogic runs every testdata/*.test file. Each query runs at batch sizes
+// 1, 7, 1024 and a random size from a plan round-tripped through protobuf
+// bytes; all runs must give the expected multiset of rows, the expected
+// late-row count, and leave no Arrow memory allocated.
+func TestLogic(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no logic files")
+	}
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".test"), func(t *testing.T) {
+			t.Parallel()
+			runFile(t, f)
+		})
+	}
+}
+
+func runFile(t *testing.T, path string) {
+	blocks, err := ParseFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := fnv.New64a()
+	h.Write([]byte(filepath.Base(path)))
+	seed := h.Sum64()
+	r := NewRunner(t.TempDir(), seed)
+	t.Logf("batch sizes %v (seed %d)", r.Batches, seed)
+	changed := false
+	for _, b := range blocks {
+		where := fmt.Sprintf("%s:%d", path, b.Line)
+		switch b.Kind {
+		case "input":
+			if err := r.AddInput(b); err != nil {
+				t.Fatalf("%s: %v", where, err)
+			}
+		case "statement":
+			err := r.Statement(b.SQL)
+			if _, wantErr := b.Params["error"]; wantErr {
+				if err == nil {
+					t.Errorf("%s: expected an error, statement succeeded", where)
+					continue
+				}
+				if !matchError(b, err) {
+					if *rewrite {
+						b.Body, b.HasSep, changed = errorLines(err), true, true
+						continue
+					}
+					t.Errorf("%s: error mismatch\nwant:\n%s\ngot:\n%s", where, strings.Join(b.Body, "\n"), err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Errorf("%s: %v", where, err)
+			}
+		case "query":
+			results, err := r.Query(b.SQL)
+			if err == nil {
+				for _, res := range results {
+					if res.Err != nil {
+						err = res.Err
+						break
+					}
+				}
+			}
+			if _, wantErr := b.Params["error"]; wantErr {
+				if err == nil {
+					t.Errorf("%s: expected an error, query succeeded", where)
+				} else if !matchError(b, err) {
+					if *rewrite {
+						b.Body, b.HasSep, changed = errorLines(err), true, true
+						continue
+					}
+					t.Errorf("%s: error mismatch\nwant:\n%s\ngot:\n%s", where, strings.Join(b.Body, "\n"), err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Errorf("%s: %v", where, err)
+				continue
+			}
+			want := slices.Clone(b.Body)
+			slices.Sort(want)
+			for i, res := range results {
+				if !slices.Equal(res.Rows, results[0].Rows) {
+					t.Errorf("%s: batch size %d gives different rows than batch size %d:\n%s\nvs\n%s", where, r.Batches[i], r.Batches[0], strings.Join(res.Rows, "\n"), strings.Join(results[0].Rows, "\n"))
+				}
+				if res.Late != results[0].Late || res.Skipped != results[0].Skipped {
+					t.Errorf("%s: batch size %d counts late=%d skipped=%d, batch size %d late=%d skipped=%d", where, r.Batches[i], res.Late, res.Skipped, r.Batches[0], results[0].Late, results[0].Skipped)
+				}
+			}
+			got := results[0]
+			if *rewrite {
+				if !slices.Equal(got.Rows, want) {
+					b.Body, changed = got.Rows, true
+				}
+				b.HasSep = true
+				if lateStr(got.Late) != b.Params["late"] {
+					b.Params["late"], changed = lateStr(got.Late), true
+				}
+				if got.Skipped != 0 || b.Params["skipped"] != "" {
+					if b.Params["skipped"] != lateStr(got.Skipped) {
+						b.Params["skipped"], changed = lateStr(got.Skipped), true
+					}
+				}
+				continue
+			}
+			if !slices.Equal(got.Rows, want) {
+				t.Errorf("%s: rows mismatch\nwant:\n%s\ngot:\n%s", where, strings.Join(want, "\n"), strings.Join(got.Rows, "\n"))
+			}
+			if lateStr(got.Late) != b.Params["late"] {
+				t.Errorf("%s: late rows dropped: want %s, got %d", where, b.Params["late"], got.Late)
+			}
+			if s := b.Params["skipped"]; s != "" && s != lateStr(got.Skipped) || s == "" && got.Skipped != 0 {
+				t.Errorf("%s: records skipped: want %q, got %d", where, s, got.Skipped)
+			}
+		}
+	}
+	golden := strings.TrimSuffix(path, ".test") + ".plans"
+	plans := strings.Join(r.Plans, "\n")
+	if *rewrite {
+		if changed {
+			if err := os.WriteFile(path, []byte(format(blocks)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(golden, []byte(plans), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("golden plans: %v (run with -rewrite)", err)
+	}
+	if string(want) != plans {
+		t.Errorf("plans differ from %s (run with -rewrite and review):\n%s", golden, plans)
+	}
+}
+
+func lateStr(n int64) string { return fmt.Sprint(n) }
+
+func errorLines(err error) []string { return strings.Split(err.Error(), "\n") }
+
+// matchError: the expected lines must be the first lines of the error.
+func matchError(b *Block, err error) bool {
+	got := errorLines(err)
+	if len(b.Body) == 0 {
+		return true
+	}
+	if len(got) < len(b.Body) {
+		return false
+	}
+	for i, l := range b.Body {
+		if got[i] != l {
+			return false
+		}
+	}
+	return true
+}
+
+// format writes blocks back with their comments.
+func format(blocks []*Block) string {
+	var sb strings.Builder
+	for i, b := range blocks {
+		if i > 0 {
+			sb.WriteString("\n")
+		}
+		for _, c := range b.Comment {
+			sb.WriteString(c + "\n")
+		}
+		switch b.Kind {
+		case "input":
+			sb.WriteString("input " + b.Name + "\n")
+			for _, l := range b.Body {
+				sb.WriteString(l + "\n")
+			}
+			continue
+		default:
+			head := b.Kind
+			if p := FormatParams(b.Params); p != "" {
+				head += " " + p
+			}
+			sb.WriteString(head + "\n")
+			sb.WriteString(b.SQL)
+			if b.HasSep {
+				sb.WriteString("----\n")
+				for _, l := range b.Body {
+					sb.WriteString(l + "\n")
+				}
+			}
+		}
+	}
+	return sb.String()
+}

@@ -1,0 +1,256 @@
+// Package logictest runs SQL logic files: data files holding statements,
+// input rows, expected rows and expected errors. Every query runs at several
+// batch sizes from a plan that went through protobuf bytes, and every run
+// must give the same multiset of rows.
+package logictest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	pb "github.com/substrait-io/substrait-protobuf/go/substraitpb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/clink-dev/clink/connectors"
+	"github.com/clink-dev/clink/connectors/builtin"
+	"github.com/clink-dev/clink/kernels"
+	"github.com/clink-dev/clink/substrait"
+	"github.com/clink-dev/clink/substrait/planner"
+	"github.com/clink-dev/clink/substrait/sql"
+)
+
+// Block is one record of a logic file.
+type Block struct {
+	Kind   string // input, statement, query
+	Line   int
+	Header string            // the block's first line
+	Params map[string]string // key=value words after the kind
+	Name   string            // input name
+	SQL    string
+	Body    []string // input rows, expected rows or expected error lines
+	HasSep  bool     // a ---- line was present
+	Comment []string // comment lines before the block
+}
+
+// ParseFile reads a logic file.
+func ParseFile(path string) ([]*Block, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var blocks []*Block
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	var cur *Block
+	inBody := false
+	lineNo := 0
+	var comments []string
+	for sc.Scan() {
+		lineNo++
+		line := sc.Text()
+		if cur == nil {
+			t := strings.TrimSpace(line)
+			if strings.HasPrefix(t, "#") {
+				comments = append(comments, line)
+				continue
+			}
+			if t == "" {
+				continue
+			}
+			f := strings.Fields(t)
+			cur = &Block{Kind: f[0], Line: lineNo, Header: t, Params: map[string]string{}, Comment: comments}
+			comments = nil
+			switch cur.Kind {
+			case "input":
+				if len(f) < 2 {
+					return nil, fmt.Errorf("%s:%d: input needs a name", path, lineNo)
+				}
+				cur.Name = f[1]
+				inBody = true
+			case "statement", "query":
+				for _, w := range f[1:] {
+					k, v, _ := strings.Cut(w, "=")
+					cur.Params[k] = v
+				}
+			default:
+				return nil, fmt.Errorf("%s:%d: unknown block %q", path, lineNo, f[0])
+			}
+			continue
+		}
+		if strings.TrimSpace(line) == "" {
+			blocks = append(blocks, cur)
+			cur, inBody = nil, false
+			continue
+		}
+		if !inBody && line == "----" {
+			inBody, cur.HasSep = true, true
+			continue
+		}
+		if inBody {
+			cur.Body = append(cur.Body, line)
+		} else {
+			cur.SQL += line + "\n"
+		}
+	}
+	if cur != nil {
+		blocks = append(blocks, cur)
+	}
+	return blocks, sc.Err()
+}
+
+// Result is what one query run produced.
+type Result struct {
+	Rows    []string
+	Late    int64
+	Skipped int64
+	Err     error
+}
+
+// Runner holds a file's state while it runs.
+type Runner struct {
+	Dir     string
+	Reg     *connectors.Registry
+	ddl     []string
+	inputs  map[string]string
+	Plans   []string // explain text of each query, in order
+	Seed    uint64
+	Batches []int
+}
+
+// NewRunner makes a runner writing inputs under dir.
+func NewRunner(dir string, seed uint64) *Runner {
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	return &Runner{Dir: dir, Reg: builtin.Registry(), inputs: map[string]string{}, Seed: seed,
+		Batches: []int{1, 7, 1024, 2 + r.IntN(300)}}
+}
+
+var inputRef = regexp.MustCompile(`\$\{input:([A-Za-z0-9_./-]+)\}`)
+
+func (r *Runner) expand(s string) (string, error) {
+	var err error
+	out := inputRef.ReplaceAllStringFunc(s, func(m string) string {
+		name := inputRef.FindStringSubmatch(m)[1]
+		p, ok := r.inputs[name]
+		if !ok {
+			err = fmt.Errorf("unknown input %q", name)
+		}
+		return p
+	})
+	return out, err
+}
+
+// AddInput writes an input block. "input name" makes name.jsonl; "input
+// name/part" makes a file inside directory name (each file a partition).
+func (r *Runner) AddInput(b *Block) error {
+	dir, file := b.Name, b.Name
+	if i := strings.IndexByte(b.Name, '/'); i >= 0 {
+		dir, file = b.Name[:i], b.Name
+		r.inputs[dir] = filepath.Join(r.Dir, dir)
+	}
+	p := filepath.Join(r.Dir, file+".jsonl")
+	if dir != file {
+		p = filepath.Join(r.Dir, file+".jsonl")
+	} else {
+		r.inputs[dir] = p
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(p, []byte(strings.Join(b.Body, "\n")+"\n"), 0o644)
+}
+
+// Compile compiles the accumulated DDL plus sqlText.
+func (r *Runner) Compile(sqlText string) (*pb.Plan, string, error) {
+	full := strings.Join(append(append([]string{}, r.ddl...), sqlText), ";\n")
+	full, err := r.expand(full)
+	if err != nil {
+		return nil, full, err
+	}
+	p, err := sql.Compile(full, r.Reg)
+	return p, full, err
+}
+
+// Statement runs a statement block's SQL: DDL is kept for later blocks.
+func (r *Runner) Statement(sqlText string) error {
+	full := strings.Join(append(append([]string{}, r.ddl...), sqlText), ";\n")
+	full, err := r.expand(full)
+	if err != nil {
+		return err
+	}
+	plan, err := sql.Check(full, r.Reg)
+	if err != nil {
+		return err
+	}
+	if plan != nil {
+		return fmt.Errorf("a statement block must not hold a query; use a query block")
+	}
+	r.ddl = append(r.ddl, strings.TrimRight(strings.TrimSpace(sqlText), ";"))
+	return nil
+}
+
+// Query compiles sqlText, round-trips the plan through protobuf bytes, and
+// runs it once per batch size.
+func (r *Runner) Query(sqlText string) ([]Result, error) {
+	plan, _, err := r.Compile(sqlText)
+	if err != nil {
+		return nil, err
+	}
+	r.Plans = append(r.Plans, substrait.Explain(plan))
+	data, err := proto.MarshalOptions{Deterministic: true}.Marshal(plan)
+	if err != nil {
+		return nil, err
+	}
+	var results []Result
+	for _, bs := range r.Batches {
+		var back pb.Plan
+		if err := proto.Unmarshal(data, &back); err != nil {
+			return nil, err
+		}
+		res := r.run(&back, bs)
+		results = append(results, res)
+	}
+	return results, nil
+}
+
+func (r *Runner) run(plan *pb.Plan, batch int) Result {
+	var out bytes.Buffer
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	rt := connectors.Runtime{BatchSize: batch, Linger: time.Hour, Mem: mem, Stdout: &out, Stderr: &out}
+	funcs := kernels.NewRegistry()
+	kernels.RegisterScalar(funcs)
+	job, err := planner.Build(plan, planner.Env{Connectors: r.Reg, Funcs: funcs, Runtime: rt})
+	if err != nil {
+		return Result{Err: err}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	stats, err := job.Run(ctx)
+	res := Result{Err: err}
+	for _, s := range stats {
+		if s != nil {
+			res.Late += s.Total("late_rows_dropped")
+			res.Skipped += s.Total("records_skipped")
+		}
+	}
+	if err == nil && mem.CurrentAlloc() != 0 {
+		res.Err = fmt.Errorf("memory leak: %d bytes still allocated after the run", mem.CurrentAlloc())
+	}
+	for _, l := range strings.Split(out.String(), "\n") {
+		if l != "" {
+			res.Rows = append(res.Rows, l)
+		}
+	}
+	sort.Strings(res.Rows)
+	return res
+}
+

@@ -1,0 +1,198 @@
+package planner
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	pb "github.com/substrait-io/substrait-protobuf/go/substraitpb"
+
+	"github.com/clink-dev/clink/kernels"
+	"github.com/clink-dev/clink/kernels/op"
+	"github.com/clink-dev/clink/substrait"
+)
+
+// aggregate plans an AggregateRel. Only window aggregates run in this
+// version: the first two grouping expressions must be window_start and
+// window_end of Clink's extension with the same arguments.
+func (b *builder) aggregate(a *pb.AggregateRel) (*chain, error) {
+	c, err := b.rel(a.GetInput())
+	if err != nil {
+		return nil, err
+	}
+	if len(a.GetGroupings()) > 1 {
+		return nil, fmt.Errorf("aggregate: grouping sets are not supported")
+	}
+	groups := a.GetGroupingExpressions()
+	if len(a.GetGroupings()) == 1 && len(a.GetGroupings()[0].GetExpressionReferences()) > 0 {
+		var gs []*pb.Expression
+		for _, ref := range a.GetGroupings()[0].GetExpressionReferences() {
+			if int(ref) >= len(groups) {
+				return nil, fmt.Errorf("aggregate: grouping references expression %d of %d", ref, len(groups))
+			}
+			gs = append(gs, groups[ref])
+		}
+		groups = gs
+	} else if len(a.GetGroupings()) == 1 && len(a.GetGroupings()[0].GetGroupingExpressions()) > 0 {
+		groups = a.GetGroupings()[0].GetGroupingExpressions()
+	}
+	spec, timeExpr, err := b.windowOf(groups)
+	if err != nil {
+		return nil, err
+	}
+
+	// Every input the kernel reads must be a column: expressions that are
+	// not plain references are computed by a projection in front of it.
+	in := c.schema
+	var extra []kernels.Expr
+	colOf := func(e *pb.Expression) (int, error) {
+		if i, ok := substrait.FieldIndex(e); ok && i < in.NumFields() {
+			return i, nil
+		}
+		ke, err := b.expr(e, in)
+		if err != nil {
+			return 0, err
+		}
+		extra = append(extra, ke)
+		return in.NumFields() + len(extra) - 1, nil
+	}
+	cfg := kernels.WindowAggConfig{Window: spec}
+	if cfg.TimeCol, err = colOf(timeExpr); err != nil {
+		return nil, err
+	}
+	for _, g := range groups[2:] {
+		i, err := colOf(g)
+		if err != nil {
+			return nil, fmt.Errorf("GROUP BY: %w", err)
+		}
+		cfg.Keys = append(cfg.Keys, i)
+	}
+	for mi, m := range a.GetMeasures() {
+		f := m.GetMeasure()
+		if m.GetFilter() != nil {
+			return nil, fmt.Errorf("aggregate FILTER clauses are not supported")
+		}
+		if f.GetInvocation() == pb.AggregateFunction_AGGREGATION_INVOCATION_DISTINCT {
+			return nil, fmt.Errorf("DISTINCT aggregates are not supported yet")
+		}
+		name, err := b.fname(f.GetFunctionReference())
+		if err != nil {
+			return nil, err
+		}
+		spec := kernels.AggSpec{Arg: -1, Name: "$m" + strconv.Itoa(mi)}
+		args := f.GetArguments()
+		switch name {
+		case "count":
+			spec.Func = kernels.AggCountStar
+			if len(args) == 1 {
+				spec.Func = kernels.AggCount
+			}
+		case "sum":
+			spec.Func = kernels.AggSum
+		case "avg":
+			spec.Func = kernels.AggAvg
+		case "min":
+			spec.Func = kernels.AggMin
+		case "max":
+			spec.Func = kernels.AggMax
+		default:
+			return nil, fmt.Errorf("aggregate function %s is not supported", name)
+		}
+		if spec.Func != kernels.AggCountStar {
+			if len(args) != 1 || args[0].GetValue() == nil {
+				return nil, fmt.Errorf("%s takes one argument", name)
+			}
+			if spec.Arg, err = colOf(args[0].GetValue()); err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+		}
+		cfg.Aggs = append(cfg.Aggs, spec)
+	}
+	if len(extra) > 0 {
+		var exprs []kernels.Expr
+		var names []string
+		for i, f := range in.Fields() {
+			exprs = append(exprs, kernels.ColRef(i, f.Type, f.Name))
+			names = append(names, f.Name)
+		}
+		for i, e := range extra {
+			exprs = append(exprs, e)
+			names = append(names, "$e"+strconv.Itoa(i))
+		}
+		p := op.NewProject(exprs, names, b.env.Runtime.Mem)
+		c.add("project", p, p.Schema)
+	}
+	cfg.Input = c.schema
+	for i, k := range cfg.Keys {
+		_ = i
+		cfg.KeyNames = append(cfg.KeyNames, c.schema.Field(k).Name)
+	}
+	agg, err := kernels.NewWindowAgg(cfg, b.env.Runtime.Mem)
+	if err != nil {
+		return nil, err
+	}
+	c.add("window_aggregate", &op.WindowAgg{Agg: agg}, agg.OutputSchema())
+	return c, b.emit(c, a.GetCommon())
+}
+
+// windowOf reads the window from the grouping expressions.
+func (b *builder) windowOf(groups []*pb.Expression) (kernels.WindowSpec, *pb.Expression, error) {
+	var spec kernels.WindowSpec
+	if len(groups) < 2 {
+		return spec, nil, fmt.Errorf("aggregate without a window is not supported yet: GROUP BY needs TUMBLE, HOP, SESSION or CUMULATE")
+	}
+	start, end := groups[0].GetScalarFunction(), groups[1].GetScalarFunction()
+	if start == nil || end == nil {
+		return spec, nil, fmt.Errorf("aggregate without a window is not supported yet: GROUP BY needs TUMBLE, HOP, SESSION or CUMULATE")
+	}
+	n1, err := b.fname(start.GetFunctionReference())
+	if err != nil {
+		return spec, nil, err
+	}
+	n2, err := b.fname(end.GetFunctionReference())
+	if err != nil {
+		return spec, nil, err
+	}
+	if n1 != "window_start" || n2 != "window_end" {
+		return spec, nil, fmt.Errorf("aggregate without a window is not supported yet: the first grouping expressions must be window_start and window_end")
+	}
+	args := start.GetArguments()
+	if len(args) != 5 {
+		return spec, nil, fmt.Errorf("window_start takes 5 arguments, got %d", len(args))
+	}
+	var nums [3]int64
+	for i := 0; i < 3; i++ {
+		l := args[2+i].GetValue().GetLiteral()
+		if l == nil {
+			return spec, nil, fmt.Errorf("window_start argument %d must be a literal", i+3)
+		}
+		switch v := l.GetLiteralType().(type) {
+		case *pb.Expression_Literal_I64:
+			nums[i] = v.I64
+		case *pb.Expression_Literal_I32:
+			nums[i] = int64(v.I32)
+		default:
+			return spec, nil, fmt.Errorf("window_start argument %d must be an integer literal", i+3)
+		}
+	}
+	size, slide, offset := nums[0], nums[1], nums[2]
+	switch kind := args[1].GetEnum(); kind {
+	case "TUMBLE":
+		spec = kernels.WindowSpec{Kind: kernels.WindowTumble, Size: size, Offset: offset}
+	case "HOP":
+		spec = kernels.WindowSpec{Kind: kernels.WindowHop, Size: size, Slide: slide, Offset: offset}
+	case "SESSION":
+		spec = kernels.WindowSpec{Kind: kernels.WindowSession, Gap: size}
+	case "CUMULATE":
+		spec = kernels.WindowSpec{Kind: kernels.WindowCumulate, Size: size, Step: slide, Offset: offset}
+	default:
+		return spec, nil, fmt.Errorf("unknown window kind %q", kind)
+	}
+	tv := args[0].GetValue()
+	if tv == nil {
+		return spec, nil, fmt.Errorf("window_start: the time argument must be a value")
+	}
+	return spec, tv, nil
+}
+
+var _ = arrow.PrimitiveTypes.Int64

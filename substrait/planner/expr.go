@@ -1,0 +1,85 @@
+package planner
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	pb "github.com/substrait-io/substrait-protobuf/go/substraitpb"
+
+	"github.com/clink-dev/clink/kernels"
+	"github.com/clink-dev/clink/substrait"
+)
+
+// expr compiles a Substrait expression over an input schema.
+func (b *builder) expr(e *pb.Expression, in *arrow.Schema) (kernels.Expr, error) {
+	if i, ok := substrait.FieldIndex(e); ok {
+		if i < 0 || i >= in.NumFields() {
+			return nil, fmt.Errorf("field reference $%d out of range (%d columns)", i, in.NumFields())
+		}
+		f := in.Field(i)
+		return kernels.ColRef(i, f.Type, f.Name), nil
+	}
+	switch x := e.GetRexType().(type) {
+	case *pb.Expression_Literal_:
+		return literal(x.Literal)
+	case *pb.Expression_ScalarFunction_:
+		sf := x.ScalarFunction
+		name, err := b.fname(sf.GetFunctionReference())
+		if err != nil {
+			return nil, err
+		}
+		if name == "window_start" || name == "window_end" {
+			return nil, fmt.Errorf("%s is only valid as a grouping expression of a window aggregate", name)
+		}
+		args := make([]kernels.Expr, len(sf.GetArguments()))
+		for i, a := range sf.GetArguments() {
+			v := a.GetValue()
+			if v == nil {
+				return nil, fmt.Errorf("%s: argument %d is not a value", name, i+1)
+			}
+			if args[i], err = b.expr(v, in); err != nil {
+				return nil, err
+			}
+		}
+		return b.env.Funcs.Call(name, args)
+	case *pb.Expression_Cast_:
+		inner, err := b.expr(x.Cast.GetInput(), in)
+		if err != nil {
+			return nil, err
+		}
+		t, err := substrait.ArrowOf(x.Cast.GetType())
+		if err != nil {
+			return nil, err
+		}
+		return kernels.Cast(inner, t)
+	}
+	return nil, fmt.Errorf("expression %T is not supported", e.GetRexType())
+}
+
+func literal(l *pb.Expression_Literal) (kernels.Expr, error) {
+	switch v := l.GetLiteralType().(type) {
+	case *pb.Expression_Literal_I8:
+		return kernels.Literal(int64(v.I8), arrow.PrimitiveTypes.Int8)
+	case *pb.Expression_Literal_I16:
+		return kernels.Literal(int64(v.I16), arrow.PrimitiveTypes.Int16)
+	case *pb.Expression_Literal_I32:
+		return kernels.Literal(int64(v.I32), arrow.PrimitiveTypes.Int32)
+	case *pb.Expression_Literal_I64:
+		return kernels.Literal(v.I64, arrow.PrimitiveTypes.Int64)
+	case *pb.Expression_Literal_Fp32:
+		return kernels.Literal(float64(v.Fp32), arrow.PrimitiveTypes.Float32)
+	case *pb.Expression_Literal_Fp64:
+		return kernels.Literal(v.Fp64, arrow.PrimitiveTypes.Float64)
+	case *pb.Expression_Literal_String_:
+		return kernels.Literal(v.String_, arrow.BinaryTypes.String)
+	case *pb.Expression_Literal_Boolean:
+		return kernels.Literal(v.Boolean, arrow.FixedWidthTypes.Boolean)
+	case *pb.Expression_Literal_Null:
+		t, err := substrait.ArrowOf(v.Null)
+		if err != nil {
+			return nil, err
+		}
+		return kernels.Literal(nil, t)
+	}
+	return nil, fmt.Errorf("literal %T is not supported", l.GetLiteralType())
+}

@@ -1,0 +1,319 @@
+// Package planner turns a Substrait plan into a job graph the engine runs.
+// It consumes only the plan: tables, connector options, watermarks and
+// windows all come from the plan's relations and Clink's extension.
+package planner
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	pb "github.com/substrait-io/substrait-protobuf/go/substraitpb"
+
+	"github.com/clink-dev/clink/connectors"
+	"github.com/clink-dev/clink/engine"
+	"github.com/clink-dev/clink/kernels"
+	"github.com/clink-dev/clink/kernels/op"
+	"github.com/clink-dev/clink/substrait"
+)
+
+// Env is what the planner needs besides the plan.
+type Env struct {
+	Connectors *connectors.Registry
+	Funcs      *kernels.Registry
+	Runtime    connectors.Runtime
+}
+
+// Job is a planned job: one pipeline per plan root.
+type Job struct {
+	Pipelines []*engine.Pipeline
+}
+
+// Build plans every root of p.
+func Build(p *pb.Plan, env Env) (*Job, error) {
+	b := &builder{env: env, fnames: substrait.FuncNames(p)}
+	job := &Job{}
+	for i, r := range p.GetRelations() {
+		root := r.GetRoot()
+		if root == nil {
+			return nil, fmt.Errorf("plan relation %d is not a root", i)
+		}
+		pl, err := b.root(root)
+		if err != nil {
+			return nil, err
+		}
+		pl.Name = fmt.Sprintf("root%d", i)
+		job.Pipelines = append(job.Pipelines, pl)
+	}
+	if len(job.Pipelines) == 0 {
+		return nil, fmt.Errorf("plan has no relations")
+	}
+	return job, nil
+}
+
+type builder struct {
+	env    Env
+	fnames map[uint32]string
+}
+
+// chain is a linear pipeline under construction.
+type chain struct {
+	source engine.Source
+	ops    []engine.Operator
+	names  []string
+	schema *arrow.Schema
+}
+
+func (c *chain) add(name string, o engine.Operator, schema *arrow.Schema) {
+	c.ops = append(c.ops, o)
+	c.names = append(c.names, name)
+	c.schema = schema
+}
+
+func (b *builder) root(root *pb.RelRoot) (*engine.Pipeline, error) {
+	in := root.GetInput()
+	if w := in.GetWrite(); w != nil {
+		return b.write(w)
+	}
+	c, err := b.rel(in)
+	if err != nil {
+		return nil, err
+	}
+	names := root.GetNames()
+	if len(names) != c.schema.NumFields() {
+		return nil, fmt.Errorf("root names %v do not match %d output columns", names, c.schema.NumFields())
+	}
+	out := renamed(c.schema, names)
+	c.add("rename", &op.Rename{Schema: out}, out)
+	f, err := b.env.Connectors.Lookup("print")
+	if err != nil {
+		return nil, err
+	}
+	opts, err := f.Spec().Validate(map[string]string{"connector": "print"})
+	if err != nil {
+		return nil, err
+	}
+	sink, err := f.(connectors.SinkFactory).NewSink(&connectors.Table{Name: "print", Schema: out, Options: opts, EventTimeCol: -1, Runtime: b.env.Runtime})
+	if err != nil {
+		return nil, err
+	}
+	return &engine.Pipeline{Source: c.source, Ops: c.ops, Names: c.names, Sink: sink}, nil
+}
+
+func renamed(s *arrow.Schema, names []string) *arrow.Schema {
+	fields := make([]arrow.Field, s.NumFields())
+	for i, f := range s.Fields() {
+		fields[i] = arrow.Field{Name: names[i], Type: f.Type, Nullable: true}
+	}
+	return arrow.NewSchema(fields, nil)
+}
+
+func (b *builder) write(w *pb.WriteRel) (*engine.Pipeline, error) {
+	if w.GetOp() != pb.WriteRel_WRITE_OP_INSERT {
+		return nil, fmt.Errorf("write %s is not supported (only INSERT)", w.GetOp())
+	}
+	name := strings.Join(w.GetNamedTable().GetNames(), ".")
+	schema, err := substrait.ArrowSchema(w.GetTableSchema())
+	if err != nil {
+		return nil, fmt.Errorf("sink %s: %w", name, err)
+	}
+	opts, err := substrait.OptionsOf(w.GetAdvancedExtension())
+	if err != nil {
+		return nil, fmt.Errorf("sink %s: %w", name, err)
+	}
+	t, f, err := b.openTable(name, schema, opts)
+	if err != nil {
+		return nil, err
+	}
+	sf, ok := f.(connectors.SinkFactory)
+	if !ok {
+		return nil, fmt.Errorf("table %s: connector '%s' cannot be written to", name, opts["connector"])
+	}
+	c, err := b.rel(w.GetInput())
+	if err != nil {
+		return nil, err
+	}
+	if c.schema.NumFields() != schema.NumFields() {
+		return nil, fmt.Errorf("INSERT INTO %s: query has %d columns, table has %d", name, c.schema.NumFields(), schema.NumFields())
+	}
+	for i, f := range c.schema.Fields() {
+		if !arrow.TypeEqual(f.Type, schema.Field(i).Type) {
+			return nil, fmt.Errorf("INSERT INTO %s: column %s is %s, the query gives %s", name, schema.Field(i).Name, kernels.SQLTypeName(schema.Field(i).Type), kernels.SQLTypeName(f.Type))
+		}
+	}
+	c.add("rename", &op.Rename{Schema: schema}, schema)
+	sink, err := sf.NewSink(t)
+	if err != nil {
+		return nil, err
+	}
+	return &engine.Pipeline{Source: c.source, Ops: c.ops, Names: c.names, Sink: sink}, nil
+}
+
+// openTable validates a table's options against its connector's spec.
+func (b *builder) openTable(name string, schema *arrow.Schema, opts map[string]string) (*connectors.Table, connectors.Factory, error) {
+	cname, ok := opts["connector"]
+	if !ok {
+		return nil, nil, fmt.Errorf("table %s has no 'connector' option", name)
+	}
+	f, err := b.env.Connectors.Lookup(cname)
+	if err != nil {
+		return nil, nil, fmt.Errorf("table %s: %w", name, err)
+	}
+	vo, err := f.Spec().Validate(opts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("table %s: %w", name, err)
+	}
+	t := &connectors.Table{Name: name, Schema: schema, Options: vo, EventTimeCol: -1, Runtime: b.env.Runtime}
+	if col, ok := vo["event_time_column"]; ok && col != "" {
+		idx := -1
+		for i, f := range schema.Fields() {
+			if strings.EqualFold(f.Name, col) {
+				idx = i
+			}
+		}
+		if idx < 0 {
+			return nil, nil, fmt.Errorf("table %s: event_time_column '%s' is not a column", name, col)
+		}
+		switch schema.Field(idx).Type.ID() {
+		case arrow.INT64, arrow.TIMESTAMP:
+		default:
+			return nil, nil, fmt.Errorf("table %s: event_time_column '%s' must be BIGINT (epoch ms) or TIMESTAMP(3), not %s", name, col, kernels.SQLTypeName(schema.Field(idx).Type))
+		}
+		t.EventTimeCol = idx
+	}
+	t.WatermarkLag = vo.Int("watermark_lag_ms")
+	if t.WatermarkLag < 0 {
+		return nil, nil, fmt.Errorf("table %s: watermark_lag_ms must not be negative", name)
+	}
+	return t, f, nil
+}
+
+func (b *builder) rel(r *pb.Rel) (*chain, error) {
+	switch x := r.GetRelType().(type) {
+	case *pb.Rel_Read:
+		return b.read(x.Read)
+	case *pb.Rel_Filter:
+		c, err := b.rel(x.Filter.GetInput())
+		if err != nil {
+			return nil, err
+		}
+		pred, err := b.expr(x.Filter.GetCondition(), c.schema)
+		if err != nil {
+			return nil, fmt.Errorf("filter: %w", err)
+		}
+		c.add("filter", &op.Filter{Pred: pred, Mem: b.env.Runtime.Mem}, c.schema)
+		return c, b.emit(c, x.Filter.GetCommon())
+	case *pb.Rel_Project:
+		c, err := b.rel(x.Project.GetInput())
+		if err != nil {
+			return nil, err
+		}
+		n := c.schema.NumFields()
+		var exprs []kernels.Expr
+		var names []string
+		for i, f := range c.schema.Fields() {
+			exprs = append(exprs, kernels.ColRef(i, f.Type, f.Name))
+			names = append(names, f.Name)
+		}
+		for i, e := range x.Project.GetExpressions() {
+			ke, err := b.expr(e, c.schema)
+			if err != nil {
+				return nil, fmt.Errorf("project: %w", err)
+			}
+			exprs = append(exprs, ke)
+			names = append(names, "$"+strconv.Itoa(n+i))
+		}
+		if em := x.Project.GetCommon().GetEmit(); em != nil {
+			var e2 []kernels.Expr
+			var n2 []string
+			for _, m := range em.GetOutputMapping() {
+				if int(m) >= len(exprs) {
+					return nil, fmt.Errorf("project emit references column %d of %d", m, len(exprs))
+				}
+				e2 = append(e2, exprs[m])
+				n2 = append(n2, names[m])
+			}
+			exprs, names = e2, n2
+		}
+		p := op.NewProject(exprs, names, b.env.Runtime.Mem)
+		c.add("project", p, p.Schema)
+		return c, nil
+	case *pb.Rel_Aggregate:
+		return b.aggregate(x.Aggregate)
+	case nil:
+		return nil, fmt.Errorf("empty relation")
+	}
+	return nil, fmt.Errorf("relation %s is not supported by Clink's runtime", relName(r))
+}
+
+func relName(r *pb.Rel) string {
+	s := fmt.Sprintf("%T", r.GetRelType())
+	return strings.TrimPrefix(s, "*substraitpb.Rel_")
+}
+
+// emit applies a RelCommon emit mapping as a projection.
+func (b *builder) emit(c *chain, common *pb.RelCommon) error {
+	em := common.GetEmit()
+	if em == nil {
+		return nil
+	}
+	var exprs []kernels.Expr
+	var names []string
+	for _, m := range em.GetOutputMapping() {
+		if int(m) >= c.schema.NumFields() {
+			return fmt.Errorf("emit references column %d of %d", m, c.schema.NumFields())
+		}
+		f := c.schema.Field(int(m))
+		exprs = append(exprs, kernels.ColRef(int(m), f.Type, f.Name))
+		names = append(names, f.Name)
+	}
+	p := op.NewProject(exprs, names, b.env.Runtime.Mem)
+	c.add("emit", p, p.Schema)
+	return nil
+}
+
+func (b *builder) read(rd *pb.ReadRel) (*chain, error) {
+	nt := rd.GetNamedTable()
+	if nt == nil {
+		return nil, fmt.Errorf("read: only named tables are supported")
+	}
+	name := strings.Join(nt.GetNames(), ".")
+	schema, err := substrait.ArrowSchema(rd.GetBaseSchema())
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", name, err)
+	}
+	if rd.GetFilter() != nil || rd.GetProjection() != nil {
+		return nil, fmt.Errorf("table %s: ReadRel filter/projection pushdown is not supported", name)
+	}
+	opts, err := substrait.OptionsOf(rd.GetAdvancedExtension())
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", name, err)
+	}
+	t, f, err := b.openTable(name, schema, opts)
+	if err != nil {
+		return nil, err
+	}
+	sf, ok := f.(connectors.SourceFactory)
+	if !ok {
+		return nil, fmt.Errorf("table %s: connector '%s' cannot be read from", name, opts["connector"])
+	}
+	src, err := sf.NewSource(t)
+	if err != nil {
+		return nil, err
+	}
+	c := &chain{source: src, schema: schema}
+	return c, b.emit(c, rd.GetCommon())
+}
+
+// fname is the simple name of a function anchor ("add" of "add:i64_i64").
+func (b *builder) fname(anchor uint32) (string, error) {
+	n, ok := b.fnames[anchor]
+	if !ok {
+		return "", fmt.Errorf("function anchor %d is not declared in the plan", anchor)
+	}
+	if i := strings.IndexByte(n, ':'); i >= 0 {
+		n = n[:i]
+	}
+	return n, nil
+}

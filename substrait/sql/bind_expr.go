@@ -1,0 +1,375 @@
+package sql
+
+import (
+	"math"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	pb "github.com/substrait-io/substrait-protobuf/go/substraitpb"
+
+	"github.com/clink-dev/clink/kernels"
+	"github.com/clink-dev/clink/substrait"
+)
+
+// funcURN says which extension file declares a scalar or aggregate
+// function the binder emits.
+var funcURN = map[string]string{
+	"add": substrait.URNArithmetic, "subtract": substrait.URNArithmetic, "multiply": substrait.URNArithmetic,
+	"divide": substrait.URNArithmetic, "modulus": substrait.URNArithmetic, "negate": substrait.URNArithmetic,
+	"sum": substrait.URNArithmetic, "avg": substrait.URNArithmetic, "min": substrait.URNArithmetic, "max": substrait.URNArithmetic,
+	"count": substrait.URNAggregate,
+	"equal": substrait.URNComparison, "not_equal": substrait.URNComparison, "lt": substrait.URNComparison,
+	"lte": substrait.URNComparison, "gt": substrait.URNComparison, "gte": substrait.URNComparison,
+	"is_null": substrait.URNComparison, "is_not_null": substrait.URNComparison, "is_true": substrait.URNComparison,
+	"is_false": substrait.URNComparison, "is_not_true": substrait.URNComparison, "is_not_false": substrait.URNComparison,
+	"coalesce": substrait.URNComparison,
+	"and": substrait.URNBoolean, "or": substrait.URNBoolean, "not": substrait.URNBoolean,
+	"window_start": substrait.URNClink, "window_end": substrait.URNClink,
+}
+
+func compound(name string, types []arrow.DataType) string {
+	parts := make([]string, len(types))
+	for i, t := range types {
+		parts[i] = substrait.ShortName(t)
+	}
+	return name + ":" + strings.Join(parts, "_")
+}
+
+// call binds a scalar function call; the kernels registry types it (and
+// rejects argument types it has no kernel for).
+func (b *binder) call(pos Pos, display, name string, args ...bound) (bound, error) {
+	kargs := make([]kernels.Expr, len(args))
+	types := make([]arrow.DataType, len(args))
+	for i, a := range args {
+		kargs[i] = kernels.ColRef(i, a.typ, "")
+		types[i] = a.typ
+	}
+	k, err := b.funcs.Call(name, kargs)
+	if err != nil {
+		return bound{}, b.errf(pos, "%s: %v", display, err)
+	}
+	urn, ok := funcURN[name]
+	if !ok {
+		urn = substrait.URNClink
+	}
+	out, err := substrait.TypeOf(k.Type())
+	if err != nil {
+		return bound{}, b.errf(pos, "%s: %v", display, err)
+	}
+	anchor := b.sb.Func(urn, compound(name, types))
+	pbs := make([]*pb.Expression, len(args))
+	for i, a := range args {
+		pbs[i] = a.pb
+	}
+	return bound{pb: substrait.Call(anchor, out, pbs...), typ: k.Type(), col: -1}, nil
+}
+
+func numericRank(t arrow.DataType) int {
+	switch t.ID() {
+	case arrow.INT8:
+		return 1
+	case arrow.INT16:
+		return 2
+	case arrow.INT32:
+		return 3
+	case arrow.INT64:
+		return 4
+	case arrow.FLOAT32:
+		return 5
+	case arrow.FLOAT64:
+		return 6
+	}
+	return 0
+}
+
+// common is the type two operands are compared or combined in.
+func common(a, b arrow.DataType) (arrow.DataType, bool) {
+	if arrow.TypeEqual(a, b) {
+		return a, true
+	}
+	if a.ID() == arrow.NULL {
+		return b, true
+	}
+	if b.ID() == arrow.NULL {
+		return a, true
+	}
+	ra, rb := numericRank(a), numericRank(b)
+	if ra == 0 || rb == 0 {
+		return nil, false
+	}
+	if ra >= rb {
+		return a, true
+	}
+	return b, true
+}
+
+// cast converts e to t (no-op when equal; a NULL literal becomes typed).
+func (b *binder) cast(e bound, t arrow.DataType) bound {
+	if arrow.TypeEqual(e.typ, t) {
+		return e
+	}
+	pt, _ := substrait.TypeOf(t)
+	if e.typ.ID() == arrow.NULL {
+		return bound{pb: substrait.LitNull(pt), typ: t, col: -1}
+	}
+	return bound{pb: substrait.Cast(e.pb, pt), typ: t, col: -1}
+}
+
+// coerce converts e to want where SQL allows it implicitly (numeric
+// widening, NULL); ok is false otherwise.
+func (b *binder) coerce(e bound, want arrow.DataType) (bound, bool) {
+	if arrow.TypeEqual(e.typ, want) || e.typ.ID() == arrow.NULL {
+		return b.cast(e, want), true
+	}
+	rw, re := numericRank(want), numericRank(e.typ)
+	if rw > 0 && re > 0 && rw >= re {
+		return b.cast(e, want), true
+	}
+	return e, false
+}
+
+var binaryFuncs = map[BinaryOp]string{
+	OpAdd: "add", OpSub: "subtract", OpMul: "multiply", OpDiv: "divide", OpMod: "modulus",
+	OpEq: "equal", OpNe: "not_equal", OpLt: "lt", OpLe: "lte", OpGt: "gt", OpGe: "gte",
+	OpAnd: "and", OpOr: "or",
+}
+
+// expr binds a scalar expression over sc. In the select list of an
+// aggregate, b.post maps group keys and aggregate calls to the aggregate's
+// output columns.
+func (b *binder) expr(e Expr, sc *scope) (bound, error) {
+	if b.post != nil {
+		if idx, ok := b.post.subst[e.String()]; ok {
+			return bound{pb: substrait.FieldRef(idx), typ: sc.cols[idx].typ, col: idx}, nil
+		}
+	}
+	switch x := e.(type) {
+	case *ColumnRef:
+		if b.post != nil {
+			if _, err := b.resolve(x, b.post.in); err == nil {
+				return bound{}, b.errf(x.Pos, "column %s must appear in GROUP BY or be used in an aggregate function", x.String())
+			}
+		}
+		idx, err := b.resolve(x, sc)
+		if err != nil {
+			return bound{}, err
+		}
+		return bound{pb: substrait.FieldRef(idx), typ: sc.cols[idx].typ, col: idx}, nil
+	case *IntLit:
+		if x.Value >= math.MinInt32 && x.Value <= math.MaxInt32 {
+			return bound{pb: substrait.LitI32(int32(x.Value)), typ: arrow.PrimitiveTypes.Int32, col: -1}, nil
+		}
+		return bound{pb: substrait.LitI64(x.Value), typ: arrow.PrimitiveTypes.Int64, col: -1}, nil
+	case *NumberLit:
+		return bound{pb: substrait.LitF64(x.Value), typ: arrow.PrimitiveTypes.Float64, col: -1}, nil
+	case *StringLit:
+		return bound{pb: substrait.LitString(x.Value), typ: arrow.BinaryTypes.String, col: -1}, nil
+	case *BoolLit:
+		return bound{pb: substrait.LitBool(x.Value), typ: arrow.FixedWidthTypes.Boolean, col: -1}, nil
+	case *NullLit:
+		return bound{pb: nil, typ: arrow.Null, col: -1}, nil
+	case *IntervalLit:
+		return bound{pb: substrait.LitI64(x.Duration.Milliseconds()), typ: arrow.PrimitiveTypes.Int64, col: -1}, nil
+	case *BinaryExpr:
+		name, ok := binaryFuncs[x.Op]
+		if !ok {
+			return bound{}, b.errf(x.OpPos, "operator %s is not supported yet", x.Op)
+		}
+		l, err := b.expr(x.Left, sc)
+		if err != nil {
+			return bound{}, err
+		}
+		r, err := b.expr(x.Right, sc)
+		if err != nil {
+			return bound{}, err
+		}
+		switch x.Op {
+		case OpAnd, OpOr:
+			for _, o := range []struct {
+				v bound
+				e Expr
+			}{{l, x.Left}, {r, x.Right}} {
+				if o.v.typ.ID() != arrow.BOOL && o.v.typ.ID() != arrow.NULL {
+					return bound{}, b.errf(o.e.Position(), "%s needs BOOLEAN operands, not %s", x.Op, kernels.SQLTypeName(o.v.typ))
+				}
+			}
+			return b.call(x.OpPos, string(x.Op), name, b.cast(l, arrow.FixedWidthTypes.Boolean), b.cast(r, arrow.FixedWidthTypes.Boolean))
+		}
+		t, ok := common(l.typ, r.typ)
+		if !ok {
+			return bound{}, b.errf(x.OpPos, "operator %s cannot combine %s and %s", x.Op, kernels.SQLTypeName(l.typ), kernels.SQLTypeName(r.typ))
+		}
+		if t.ID() == arrow.NULL {
+			return bound{}, b.errf(x.OpPos, "operator %s has only NULL operands: CAST one of them to a type", x.Op)
+		}
+		return b.call(x.OpPos, string(x.Op), name, b.cast(l, t), b.cast(r, t))
+	case *UnaryExpr:
+		v, err := b.expr(x.X, sc)
+		if err != nil {
+			return bound{}, err
+		}
+		switch x.Op {
+		case OpPlus:
+			if numericRank(v.typ) == 0 {
+				return bound{}, b.errf(x.Pos, "unary + needs a number, not %s", kernels.SQLTypeName(v.typ))
+			}
+			return v, nil
+		case OpNeg:
+			return b.call(x.Pos, "-", "negate", v)
+		case OpNot:
+			if v.typ.ID() == arrow.NULL {
+				v = b.cast(v, arrow.FixedWidthTypes.Boolean)
+			}
+			return b.call(x.Pos, "NOT", "not", v)
+		}
+	case *IsExpr:
+		v, err := b.expr(x.X, sc)
+		if err != nil {
+			return bound{}, err
+		}
+		if v.typ.ID() == arrow.NULL {
+			v = b.cast(v, arrow.FixedWidthTypes.Boolean)
+		}
+		name := map[IsKind]string{IsNull: "is_null", IsTrue: "is_true", IsFalse: "is_false"}[x.Kind]
+		if x.Not {
+			name = map[IsKind]string{IsNull: "is_not_null", IsTrue: "is_not_true", IsFalse: "is_not_false"}[x.Kind]
+		}
+		return b.call(x.OpPos, "IS", name, v)
+	case *CastExpr:
+		if x.Try {
+			return bound{}, b.errf(x.Pos, "TRY_CAST is not supported yet")
+		}
+		v, err := b.expr(x.X, sc)
+		if err != nil {
+			return bound{}, err
+		}
+		t, err := b.sqlType(x.Type)
+		if err != nil {
+			return bound{}, err
+		}
+		if v.typ.ID() == arrow.NULL {
+			return b.cast(v, t), nil
+		}
+		if _, err := kernels.Cast(kernels.ColRef(0, v.typ, ""), t); err != nil {
+			return bound{}, b.errf(x.Pos, "CAST: %v", err)
+		}
+		return b.cast(v, t), nil
+	case *FuncCall:
+		if isAggregate(x) {
+			return bound{}, b.errf(x.Pos, "aggregate function %s is not allowed here", x.Name)
+		}
+		if _, ok := windowKinds[x.Name]; ok {
+			return bound{}, b.errf(x.Pos, "window function %s belongs in GROUP BY", x.Name)
+		}
+		if x.Over != nil {
+			return bound{}, b.errf(x.Pos, "OVER windows are not supported yet")
+		}
+		name := strings.ToLower(x.Name)
+		if _, ok := b.funcs.Lookup(name); !ok || funcURN[name] == "" || name == "window_start" || name == "window_end" {
+			return bound{}, b.errf(x.Pos, "function %s is not supported", x.Name)
+		}
+		args := make([]bound, len(x.Args))
+		for i, a := range x.Args {
+			v, err := b.expr(a, sc)
+			if err != nil {
+				return bound{}, err
+			}
+			args[i] = v
+		}
+		if name == "coalesce" && len(args) > 0 {
+			t := args[0].typ
+			for _, a := range args[1:] {
+				var ok bool
+				if t, ok = common(t, a.typ); !ok {
+					return bound{}, b.errf(x.Pos, "COALESCE arguments have incompatible types")
+				}
+			}
+			for i := range args {
+				args[i] = b.cast(args[i], t)
+			}
+		}
+		return b.call(x.Pos, x.Name, name, args...)
+	}
+	return bound{}, b.errf(e.Position(), "%s is not supported yet", describeExpr(e))
+}
+
+func describeExpr(e Expr) string {
+	switch e.(type) {
+	case *CaseExpr:
+		return "CASE"
+	case *BetweenExpr:
+		return "BETWEEN"
+	case *InExpr:
+		return "IN"
+	case *LikeExpr:
+		return "LIKE"
+	case *ExtractExpr:
+		return "EXTRACT"
+	case *TrimExpr:
+		return "TRIM"
+	case *SubqueryExpr:
+		return "a scalar subquery"
+	case *ExistsExpr:
+		return "EXISTS"
+	case *TypedLit:
+		return "a typed literal"
+	}
+	return e.String()
+}
+
+var aggregateNames = map[string]bool{"COUNT": true, "SUM": true, "AVG": true, "MIN": true, "MAX": true}
+
+func isAggregate(f *FuncCall) bool { return !f.Quoted && aggregateNames[f.Name] && f.Over == nil }
+
+// hasAggregate reports whether e contains an aggregate call.
+func hasAggregate(e Expr) bool {
+	found := false
+	walkExpr(e, func(x Expr) {
+		if f, ok := x.(*FuncCall); ok && isAggregate(f) {
+			found = true
+		}
+	})
+	return found
+}
+
+// walkExpr visits e and its sub-expressions (not subqueries).
+func walkExpr(e Expr, fn func(Expr)) {
+	if e == nil {
+		return
+	}
+	fn(e)
+	switch x := e.(type) {
+	case *BinaryExpr:
+		walkExpr(x.Left, fn)
+		walkExpr(x.Right, fn)
+	case *UnaryExpr:
+		walkExpr(x.X, fn)
+	case *IsExpr:
+		walkExpr(x.X, fn)
+	case *BetweenExpr:
+		walkExpr(x.X, fn)
+		walkExpr(x.Low, fn)
+		walkExpr(x.High, fn)
+	case *InExpr:
+		walkExpr(x.X, fn)
+		for _, a := range x.List {
+			walkExpr(a, fn)
+		}
+	case *LikeExpr:
+		walkExpr(x.X, fn)
+		walkExpr(x.Pattern, fn)
+	case *FuncCall:
+		for _, a := range x.Args {
+			walkExpr(a, fn)
+		}
+	case *CastExpr:
+		walkExpr(x.X, fn)
+	case *CaseExpr:
+		walkExpr(x.Operand, fn)
+		for _, w := range x.Whens {
+			walkExpr(w.Cond, fn)
+			walkExpr(w.Result, fn)
+		}
+		walkExpr(x.Else, fn)
+	}
+}

@@ -1,0 +1,350 @@
+package sql
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	pb "github.com/substrait-io/substrait-protobuf/go/substraitpb"
+
+	"github.com/clink-dev/clink/kernels"
+	"github.com/clink-dev/clink/substrait"
+)
+
+// column is one output column of a relation as the binder sees it.
+type column struct {
+	name      string
+	qualifier string // table name or alias
+	typ       arrow.DataType
+	pos       Pos
+	eventTime bool // the table's event-time attribute
+	window    bool // window_start/window_end of a window TVF
+}
+
+// scope is the columns of a relation, in field order.
+type scope struct {
+	cols []column
+	// tvf is the window of a window table-valued function in FROM.
+	tvf *windowCall
+}
+
+func (s *scope) names() []string {
+	out := make([]string, len(s.cols))
+	for i, c := range s.cols {
+		out[i] = c.name
+	}
+	return out
+}
+
+// bound is a bound expression: its Substrait form and its type.
+type bound struct {
+	pb  *pb.Expression
+	typ arrow.DataType
+	// col is the input column for a plain column reference, else -1.
+	col int
+}
+
+// windowCall is TUMBLE/HOP/SESSION/CUMULATE bound to a time column.
+type windowCall struct {
+	kind                string
+	timeCol             int
+	size, slide, offset int64
+	pos                 Pos
+}
+
+func (b *binder) query(q *Query) (*pb.Rel, *scope, error) {
+	if len(q.With) > 0 {
+		return nil, nil, b.errf(q.With[0].Pos, "WITH (common table expressions) is not supported yet")
+	}
+	if len(q.OrderBy) > 0 {
+		return nil, nil, b.errf(q.OrderBy[0].Pos, "ORDER BY is not supported on a stream")
+	}
+	if q.Limit != nil {
+		return nil, nil, b.errf(q.Limit.Position(), "LIMIT is not supported on a stream")
+	}
+	sel, ok := q.Body.(*Select)
+	if !ok {
+		return nil, nil, b.errf(q.Body.Position(), "%s is not supported yet", describeQuery(q.Body))
+	}
+	return b.selectStmt(sel)
+}
+
+func describeQuery(q QueryExpr) string {
+	switch x := q.(type) {
+	case *SetOp:
+		if x.All {
+			return string(x.Op) + " ALL"
+		}
+		return string(x.Op)
+	case *Values:
+		return "VALUES"
+	}
+	return "this query form"
+}
+
+func (b *binder) from(t TableExpr) (*pb.Rel, *scope, error) {
+	switch x := t.(type) {
+	case nil:
+		return nil, nil, fmt.Errorf("no FROM")
+	case *TableName:
+		if x.AsOf != nil {
+			return nil, nil, b.errf(x.AsOf.Position(), "FOR SYSTEM_TIME AS OF is not supported")
+		}
+		tab, err := b.lookup(x.Name)
+		if err != nil {
+			return nil, nil, err
+		}
+		rel, err := b.read(tab)
+		if err != nil {
+			return nil, nil, err
+		}
+		q := tab.Name
+		if x.Alias != nil {
+			q = x.Alias.Name
+		}
+		sc := &scope{}
+		for _, f := range tab.Schema.Fields() {
+			sc.cols = append(sc.cols, column{name: f.Name, qualifier: q, typ: f.Type, pos: x.Pos, eventTime: f.Name == tab.EventTime})
+		}
+		return rel, sc, nil
+	case *TableFunc:
+		return b.windowTVF(x)
+	case *DerivedTable:
+		return nil, nil, b.errf(x.Pos, "derived tables (subqueries in FROM) are not supported yet")
+	case *Join:
+		return nil, nil, b.errf(x.OpPos, "joins are not supported yet")
+	}
+	return nil, nil, b.errf(t.Position(), "unsupported FROM item")
+}
+
+// windowTVF binds TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), ...)): the table's
+// columns plus window_start and window_end, which GROUP BY must name.
+func (b *binder) windowTVF(x *TableFunc) (*pb.Rel, *scope, error) {
+	tab, err := b.lookup(x.Table)
+	if err != nil {
+		return nil, nil, err
+	}
+	rel, err := b.read(tab)
+	if err != nil {
+		return nil, nil, err
+	}
+	q := tab.Name
+	if x.Alias != nil {
+		q = x.Alias.Name
+	}
+	sc := &scope{}
+	for _, f := range tab.Schema.Fields() {
+		sc.cols = append(sc.cols, column{name: f.Name, qualifier: q, typ: f.Type, pos: x.Pos, eventTime: f.Name == tab.EventTime})
+	}
+	if len(x.Descriptor) != 1 {
+		return nil, nil, b.errf(x.Pos, "%s needs DESCRIPTOR(time_column) naming one column", x.Name)
+	}
+	idx := tab.column(x.Descriptor[0].Name)
+	if idx < 0 {
+		return nil, nil, b.errf(x.Descriptor[0].Pos, "table %s has no column %s", tab.Name, x.Descriptor[0].Name)
+	}
+	args := append([]Expr{&ColumnRef{Column: x.Descriptor[0], Pos: x.Descriptor[0].Pos}}, x.Args...)
+	w, err := b.windowArgs(x.Name, args, x.Pos, sc)
+	if err != nil {
+		return nil, nil, err
+	}
+	sc.tvf = w
+	sc.cols = append(sc.cols,
+		column{name: "window_start", typ: arrow.PrimitiveTypes.Int64, pos: x.Pos, window: true},
+		column{name: "window_end", typ: arrow.PrimitiveTypes.Int64, pos: x.Pos, window: true})
+	return rel, sc, nil
+}
+
+var windowKinds = map[string]string{"TUMBLE": "TUMBLE", "HOP": "HOP", "SESSION": "SESSION", "CUMULATE": "CUMULATE"}
+
+// windowArgs binds (time, durations...) of a window function.
+func (b *binder) windowArgs(name string, args []Expr, pos Pos, sc *scope) (*windowCall, error) {
+	kind := windowKinds[strings.ToUpper(name)]
+	want := map[string][2]int{"TUMBLE": {2, 3}, "HOP": {3, 4}, "SESSION": {2, 2}, "CUMULATE": {3, 4}}[kind]
+	if len(args) < want[0] || len(args) > want[1] {
+		forms := map[string]string{
+			"TUMBLE":   "TUMBLE(time, size [, offset])",
+			"HOP":      "HOP(time, size, slide [, offset])",
+			"SESSION":  "SESSION(time, gap)",
+			"CUMULATE": "CUMULATE(time, step, size [, offset])",
+		}
+		return nil, b.errf(pos, "%s takes %s", kind, forms[kind])
+	}
+	cr, ok := args[0].(*ColumnRef)
+	if !ok {
+		return nil, b.errf(args[0].Position(), "the first argument of %s must be the event-time column", kind)
+	}
+	idx, err := b.resolve(cr, sc)
+	if err != nil {
+		return nil, err
+	}
+	c := sc.cols[idx]
+	if !c.eventTime {
+		return nil, b.errf(cr.Pos, "%s(%s, ...) needs an event-time column: declare 'event_time_column' = '%s' (and 'watermark_lag_ms') on its table; processing-time windows are not supported", kind, cr.String(), c.name)
+	}
+	var d []int64
+	for _, a := range args[1:] {
+		ms, err := b.durationMS(a)
+		if err != nil {
+			return nil, err
+		}
+		d = append(d, ms)
+	}
+	w := &windowCall{kind: kind, timeCol: idx, pos: pos}
+	positive := func(v int64, what string, at Expr) error {
+		if v <= 0 {
+			return b.errf(at.Position(), "%s %s must be positive", kind, what)
+		}
+		return nil
+	}
+	switch kind {
+	case "TUMBLE":
+		w.size = d[0]
+		if err := positive(w.size, "size", args[1]); err != nil {
+			return nil, err
+		}
+		if len(d) > 1 {
+			w.offset = d[1]
+		}
+	case "HOP", "CUMULATE":
+		// HOP(time, size, slide) as documented; Flink writes the slide first.
+		// The larger interval is the size either way: a window shorter than
+		// its slide would drop rows.
+		w.size, w.slide = max(d[0], d[1]), min(d[0], d[1])
+		if err := positive(w.slide, "slide/step", args[1]); err != nil {
+			return nil, err
+		}
+		if kind == "CUMULATE" && w.size%w.slide != 0 {
+			return nil, b.errf(args[2].Position(), "CUMULATE size (%d ms) must be a multiple of its step (%d ms)", w.size, w.slide)
+		}
+		if len(d) > 2 {
+			w.offset = d[2]
+		}
+	case "SESSION":
+		w.size = d[0]
+		if err := positive(w.size, "gap", args[1]); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// resolve finds a column reference in a scope.
+func (b *binder) resolve(cr *ColumnRef, sc *scope) (int, error) {
+	found := -1
+	for pass := 0; pass < 2 && found < 0; pass++ {
+		for i, c := range sc.cols {
+			if cr.Table != nil && !strings.EqualFold(c.qualifier, cr.Table.Name) {
+				continue
+			}
+			match := c.name == cr.Column.Name
+			if pass == 1 && !cr.Column.Quoted {
+				match = strings.EqualFold(c.name, cr.Column.Name)
+			}
+			if match {
+				if found >= 0 {
+					return 0, b.errf(cr.Pos, "column %s is ambiguous", cr.String())
+				}
+				found = i
+			}
+		}
+	}
+	if found < 0 {
+		var names []string
+		for _, c := range sc.cols {
+			names = append(names, c.name)
+		}
+		msg := fmt.Sprintf("column %s does not exist", cr.String())
+		if s := suggest(cr.Column.Name, names); s != "" {
+			msg += fmt.Sprintf(" (did you mean %s?)", s)
+		}
+		return 0, b.errf(cr.Pos, "%s", msg)
+	}
+	return found, nil
+}
+
+func (b *binder) selectStmt(s *Select) (*pb.Rel, *scope, error) {
+	if s.From == nil {
+		return nil, nil, b.errf(s.Pos, "SELECT without FROM is not supported")
+	}
+	if s.Distinct {
+		return nil, nil, b.errf(s.Pos, "SELECT DISTINCT is not supported yet")
+	}
+	rel, sc, err := b.from(s.From)
+	if err != nil {
+		return nil, nil, err
+	}
+	if s.Where != nil {
+		if hasAggregate(s.Where) {
+			return nil, nil, b.errf(s.Where.Position(), "aggregate functions are not allowed in WHERE")
+		}
+		cond, err := b.expr(s.Where, sc)
+		if err != nil {
+			return nil, nil, err
+		}
+		if cond.typ.ID() != arrow.BOOL && cond.typ.ID() != arrow.NULL {
+			return nil, nil, b.errf(s.Where.Position(), "WHERE needs a BOOLEAN condition, not %s", kernels.SQLTypeName(cond.typ))
+		}
+		rel = &pb.Rel{RelType: &pb.Rel_Filter{Filter: &pb.FilterRel{Input: rel, Condition: cond.pb}}}
+	}
+	agg := len(s.GroupBy) > 0 || s.Having != nil || sc.tvf != nil
+	for _, it := range s.Items {
+		if it.Expr != nil && hasAggregate(it.Expr) {
+			agg = true
+		}
+	}
+	if agg {
+		return b.aggregate(s, rel, sc)
+	}
+	return b.projection(s.Items, rel, sc)
+}
+
+// projection binds a non-aggregating select list.
+func (b *binder) projection(items []*SelectItem, rel *pb.Rel, sc *scope) (*pb.Rel, *scope, error) {
+	out := &scope{}
+	var exprs []*pb.Expression
+	for i, it := range items {
+		if it.Star {
+			for ci, c := range sc.cols {
+				if c.window {
+					continue
+				}
+				if it.Qualifier != nil && !strings.EqualFold(c.qualifier, it.Qualifier.Name) {
+					continue
+				}
+				exprs = append(exprs, substrait.FieldRef(ci))
+				c.pos = it.Pos
+				out.cols = append(out.cols, c)
+			}
+			continue
+		}
+		e, err := b.expr(it.Expr, sc)
+		if err != nil {
+			return nil, nil, err
+		}
+		if e.typ.ID() == arrow.NULL {
+			return nil, nil, b.errf(it.Expr.Position(), "NULL needs a type here: write CAST(NULL AS type)")
+		}
+		c := column{name: itemName(it, i), typ: e.typ, pos: it.Pos}
+		if e.col >= 0 {
+			c.eventTime = sc.cols[e.col].eventTime
+			c.qualifier = sc.cols[e.col].qualifier
+		}
+		exprs = append(exprs, e.pb)
+		out.cols = append(out.cols, c)
+	}
+	return project(rel, len(sc.cols), exprs), out, nil
+}
+
+// itemName is the output name of a select item: its alias, the column it
+// names, or Flink's EXPR$i.
+func itemName(it *SelectItem, i int) string {
+	if it.Alias != nil {
+		return it.Alias.Name
+	}
+	if cr, ok := it.Expr.(*ColumnRef); ok {
+		return cr.Column.Name
+	}
+	return "EXPR$" + strconv.Itoa(i)
+}
