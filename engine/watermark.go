@@ -29,13 +29,17 @@ func NewPartitionWatermarks(n int, lag int64) *PartitionWatermarks {
 	return p
 }
 
-// Start marks partition i as read from now on: it holds the source's
-// watermark back until it finishes or goes idle.
+// Start marks partition i as being read. A partition holds the source's
+// watermark back from the start, before its first row (at the minimum),
+// until it finishes or goes idle.
 func (p *PartitionWatermarks) Start(i int) {
 	if p.state[i] != partDone {
 		p.state[i] = partActive
 	}
 }
+
+// Done reports whether partition i has finished.
+func (p *PartitionWatermarks) Done(i int) bool { return p.state[i] == partDone }
 
 // Finish marks partition i as exhausted; it no longer holds the watermark.
 func (p *PartitionWatermarks) Finish(i int) { p.state[i] = partDone }
@@ -99,7 +103,7 @@ func (p *PartitionWatermarks) Current() int64 {
 	wm := MaxWatermark
 	any := false
 	for i, st := range p.state {
-		if st != partActive {
+		if st != partActive && st != partPending {
 			continue
 		}
 		any = true

@@ -68,6 +68,10 @@ type htTable struct {
 	free   []int32
 	keys   []htKeyCol
 
+	// testMask, when set, is ANDed into every hash: tests use it to force
+	// tag collisions and long probe runs.
+	testMask uint64
+
 	// Per-lookup scratch and results.
 	hs     []uint64
 	ids    []int32
@@ -150,6 +154,11 @@ func (t *htTable) lookup(ends []int64, rows []int32, cols []arrow.Array, n int) 
 	}
 	for k, h := range hs {
 		hs[k] = htFinal(h)
+	}
+	if t.testMask != 0 {
+		for k := range hs {
+			hs[k] &= t.testMask
+		}
 	}
 	ids := winGrow(t.ids, n)
 	t.ids = ids

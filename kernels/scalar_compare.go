@@ -21,6 +21,8 @@ const (
 	cmpGte
 )
 
+var scCmpNames = [...]string{"equal", "not_equal", "lt", "lte", "gt", "gte"}
+
 // mirror is the operator with its operands swapped: a < b  ⇔  b > a.
 func (op scCmpOp) mirror() scCmpOp {
 	switch op {
@@ -36,9 +38,9 @@ func (op scCmpOp) mirror() scCmpOp {
 	return op
 }
 
-func bindCompare(name string, op scCmpOp) func(args []Expr) (Expr, error) {
+func bindCompare(name string, cmp scCmpOp) func(args []Expr) (Expr, error) {
 	return func(args []Expr) (Expr, error) {
-		l, r := args[0], args[1]
+		l, r, op, fname := args[0], args[1], cmp, name
 		lk, rk := scKindOf(l.Type()), scKindOf(r.Type())
 		k, ok := scCommonKind(lk, rk)
 		if !ok || k == skNull {
@@ -68,9 +70,10 @@ func bindCompare(name string, op scCmpOp) func(args []Expr) (Expr, error) {
 		if _, lLit := scIsLiteral(l); lLit {
 			if _, rLit := scIsLiteral(r); !rLit {
 				l, r, op = r, l, op.mirror()
+				fname = scCmpNames[op]
 			}
 		}
-		c := cmpNode{name: name, op: op, l: l, r: r}
+		c := cmpNode{name: fname, op: op, l: l, r: r}
 		if lit, ok := scIsLiteral(r); ok {
 			c.rLit = lit
 		}

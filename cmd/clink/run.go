@@ -20,6 +20,7 @@ import (
 	"github.com/clink-dev/clink/connectors/builtin"
 	"github.com/clink-dev/clink/engine"
 	"github.com/clink-dev/clink/kernels"
+	"github.com/clink-dev/clink/substrait"
 	"github.com/clink-dev/clink/substrait/planner"
 	"github.com/clink-dev/clink/substrait/sql"
 )
@@ -153,7 +154,7 @@ func cmdExplain(args []string) int {
 	}
 	switch *format {
 	case "text":
-		fmt.Print(explainText(plan))
+		fmt.Print(substrait.Explain(plan))
 	case "json":
 		out, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(plan)
 		if err != nil {

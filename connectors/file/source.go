@@ -94,7 +94,11 @@ func (s *Source) Run(ctx context.Context, emit func(engine.Message) error) error
 	if linger <= 0 {
 		linger = 20 * time.Millisecond
 	}
+	if err := cjson.CheckSchema(t.Schema); err != nil {
+		return fmt.Errorf("file source '%s': %w", t.Name, err)
+	}
 	dec := cjson.NewDecoder(t.Schema, rt.Mem, cjson.Options{})
+	defer dec.Release()
 	wms := engine.NewPartitionWatermarks(len(s.files), t.WatermarkLag)
 	lastWM := engine.MinWatermark
 	var segs []segment
@@ -137,71 +141,130 @@ func (s *Source) Run(ctx context.Context, emit func(engine.Message) error) error
 		return nil
 	}
 
-	for part, name := range s.files {
-		f, err := os.Open(name)
-		if err != nil {
-			return fmt.Errorf("file source '%s': %w", t.Name, err)
+	// Files are read round-robin, a batch's worth of lines at a time, so
+	// every partition's watermark advances and windows fire while the
+	// directory is read. Lines of one file keep their order.
+	readers := make([]*lineReader, len(s.files))
+	defer func() {
+		for _, r := range readers {
+			if r != nil {
+				r.close()
+			}
 		}
-		wms.Start(part)
-		r := bufio.NewReaderSize(f, 1<<20)
-		lineNo := 0
-		var long []byte
-		for {
-			line, err := r.ReadSlice('\n')
-			if err == bufio.ErrBufferFull {
-				long = append(long[:0], line...)
-				for err == bufio.ErrBufferFull {
-					line, err = r.ReadSlice('\n')
-					long = append(long, line...)
+	}()
+	remaining := len(s.files)
+	for remaining > 0 {
+		for part, name := range s.files {
+			r := readers[part]
+			if r == nil {
+				if wms.Done(part) {
+					continue
 				}
-				line = long
+				var err error
+				if r, err = openLines(name); err != nil {
+					return fmt.Errorf("file source '%s': %w", t.Name, err)
+				}
+				readers[part] = r
+				wms.Start(part)
 			}
-			if err != nil && err != io.EOF {
-				f.Close()
-				return fmt.Errorf("file source '%s': %s: %w", t.Name, name, err)
-			}
-			if len(line) > 0 {
-				lineNo++
-				body := trimEOL(line)
-				if !isBlank(body) {
-					if dec.Len() == 0 {
-						batchStart = time.Now()
+			for n := 0; n < batchSize; n++ {
+				line, err := r.next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					return fmt.Errorf("file source '%s': %s: %w", t.Name, name, err)
+				}
+				if isBlank(line) {
+					continue
+				}
+				if dec.Len() == 0 {
+					batchStart = time.Now()
+				}
+				if len(segs) == 0 || segs[len(segs)-1].part != part {
+					segs = append(segs, segment{part: part, from: dec.Len()})
+				}
+				if derr := dec.Append(line); derr != nil {
+					if !s.skip {
+						return fmt.Errorf("file source '%s': %s:%d: %w", t.Name, name, r.lineNo, derr)
 					}
-					if len(segs) == 0 || segs[len(segs)-1].part != part {
-						segs = append(segs, segment{part: part, from: dec.Len()})
-					}
-					if derr := dec.Append(body); derr != nil {
-						if !s.skip {
-							f.Close()
-							return fmt.Errorf("file source '%s': %s:%d: %w", t.Name, name, lineNo, derr)
-						}
-						s.skipped++
-					}
-					if dec.Len() >= batchSize || (dec.Len()&255 == 0 && time.Since(batchStart) >= linger) {
-						if ferr := flush(); ferr != nil {
-							f.Close()
-							return ferr
-						}
+					s.skipped++
+				}
+				if dec.Len() >= batchSize || (dec.Len()&255 == 0 && time.Since(batchStart) >= linger) {
+					if err := flush(); err != nil {
+						return err
 					}
 				}
-			}
-			if err == io.EOF {
-				break
 			}
 			if ctx.Err() != nil {
-				f.Close()
 				return ctx.Err()
 			}
+			if r.eof {
+				// The file's buffered rows keep its watermark until flushed.
+				if err := flush(); err != nil {
+					return err
+				}
+				r.close()
+				readers[part] = nil
+				wms.Finish(part)
+				remaining--
+			}
 		}
-		f.Close()
-		// Rows of this file still buffered keep its partition's order; the
-		// partition stops holding the watermark once they are flushed.
-		if err := flush(); err != nil {
-			return err
-		}
-		wms.Finish(part)
 	}
 	return flush()
+}
+
+// lineReader yields a file's lines without copying when they fit the buffer.
+type lineReader struct {
+	f      *os.File
+	r      *bufio.Reader
+	long   []byte
+	lineNo int
+	eof    bool
+}
+
+func openLines(name string) (*lineReader, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	return &lineReader{f: f, r: bufio.NewReaderSize(f, 1<<20)}, nil
+}
+
+// next returns the next line without its end of line; the slice is valid
+// until the next call.
+func (l *lineReader) next() ([]byte, error) {
+	if l.eof {
+		return nil, io.EOF
+	}
+	line, err := l.r.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		l.long = append(l.long[:0], line...)
+		for err == bufio.ErrBufferFull {
+			line, err = l.r.ReadSlice('\n')
+			l.long = append(l.long, line...)
+		}
+		line = l.long
+	}
+	if err == io.EOF {
+		l.eof = true
+		if len(line) == 0 {
+			return nil, io.EOF
+		}
+		err = nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	l.lineNo++
+	return trimEOL(line), nil
+}
+
+func (l *lineReader) close() {
+	if l.f != nil {
+		l.f.Close()
+		l.f = nil
+	}
 }
 
 func isBlank(b []byte) bool {

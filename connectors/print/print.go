@@ -64,4 +64,3 @@ func (s *Sink) Flush() error { return s.w.Flush() }
 
 // Close flushes.
 func (s *Sink) Close() error { return s.w.Flush() }
-

@@ -30,14 +30,13 @@ func (f *Filter) Process(b *vector.Batch, out engine.Output) error {
 		b.Release()
 		return fmt.Errorf("WHERE %s: %w", f.Pred, err)
 	}
-	b.Sel = kernels.SelectTrue(pred, b)
+	// SelectTrue: nil = every row passes, empty = none does.
+	sel := kernels.SelectTrue(pred, b)
 	pred.Release()
-	if len(b.Sel) == 0 {
+	if sel != nil && len(sel) == 0 {
 		b.Release()
 		return nil
 	}
-	if len(b.Sel) == b.NumRows() {
-		b.Sel = nil
-	}
+	b.Sel = sel
 	return out.Emit(b)
 }

@@ -41,7 +41,7 @@ func (p *Project) Process(b *vector.Batch, out engine.Output) error {
 				c.Release()
 			}
 			b.Release()
-			return fmt.Errorf("SELECT %s: %w", e, err)
+			return fmt.Errorf("column %s: %w", p.Schema.Field(i).Name, err)
 		}
 		cols[i] = c
 	}

@@ -58,9 +58,9 @@ func runFile(t *testing.T, path string) {
 					t.Errorf("%s: expected an error, statement succeeded", where)
 					continue
 				}
-				if !matchError(b, err) {
+				if !matchError(b, r.normalize(err)) {
 					if *rewrite {
-						b.Body, b.HasSep, changed = errorLines(err), true, true
+						b.Body, b.HasSep, changed = errorLines(r.normalize(err)), true, true
 						continue
 					}
 					t.Errorf("%s: error mismatch\nwant:\n%s\ngot:\n%s", where, strings.Join(b.Body, "\n"), err)
@@ -83,9 +83,9 @@ func runFile(t *testing.T, path string) {
 			if _, wantErr := b.Params["error"]; wantErr {
 				if err == nil {
 					t.Errorf("%s: expected an error, query succeeded", where)
-				} else if !matchError(b, err) {
+				} else if !matchError(b, r.normalize(err)) {
 					if *rewrite {
-						b.Body, b.HasSep, changed = errorLines(err), true, true
+						b.Body, b.HasSep, changed = errorLines(r.normalize(err)), true, true
 						continue
 					}
 					t.Errorf("%s: error mismatch\nwant:\n%s\ngot:\n%s", where, strings.Join(b.Body, "\n"), err)
@@ -155,6 +155,11 @@ func runFile(t *testing.T, path string) {
 	}
 }
 
+// normalize hides the temporary directory in error texts.
+func (r *Runner) normalize(err error) error {
+	return fmt.Errorf("%s", strings.ReplaceAll(err.Error(), r.Dir, "$DIR"))
+}
+
 func lateStr(n int64) string { return fmt.Sprint(n) }
 
 func errorLines(err error) []string { return strings.Split(err.Error(), "\n") }
@@ -163,7 +168,7 @@ func errorLines(err error) []string { return strings.Split(err.Error(), "\n") }
 func matchError(b *Block, err error) bool {
 	got := errorLines(err)
 	if len(b.Body) == 0 {
-		return true
+		return false
 	}
 	if len(got) < len(b.Body) {
 		return false

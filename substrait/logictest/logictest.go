@@ -205,7 +205,7 @@ func (r *Runner) Query(sqlText string) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.Plans = append(r.Plans, substrait.Explain(plan))
+	r.Plans = append(r.Plans, strings.ReplaceAll(substrait.Explain(plan), r.Dir, "$DIR"))
 	data, err := proto.MarshalOptions{Deterministic: true}.Marshal(plan)
 	if err != nil {
 		return nil, err
@@ -254,3 +254,21 @@ func (r *Runner) run(plan *pb.Plan, batch int) Result {
 	return res
 }
 
+
+// FormatParams renders block params deterministically.
+func FormatParams(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		if m[k] == "" {
+			parts = append(parts, k)
+		} else {
+			parts = append(parts, k+"="+m[k])
+		}
+	}
+	return strings.Join(parts, " ")
+}

@@ -436,9 +436,9 @@ type UnaryOp string
 
 // Unary operators.
 const (
-	OpNot   UnaryOp = "NOT"
-	OpNeg   UnaryOp = "-"
-	OpPlus  UnaryOp = "+"
+	OpNot  UnaryOp = "NOT"
+	OpNeg  UnaryOp = "-"
+	OpPlus UnaryOp = "+"
 )
 
 // UnaryExpr is Op X.

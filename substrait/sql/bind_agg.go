@@ -122,7 +122,7 @@ func (b *binder) aggregate(s *Select, rel *pb.Rel, sc *scope) (*pb.Rel, *scope, 
 	var measures []*pb.AggregateRel_Measure
 	var aggErr error
 	collect := func(e Expr) {
-		walkExpr(e, func(x Expr) {
+		visitExpr(e, func(x Expr) {
 			f, ok := x.(*FuncCall)
 			if !ok || !isAggregate(f) || aggErr != nil {
 				return
@@ -155,7 +155,7 @@ func (b *binder) aggregate(s *Select, rel *pb.Rel, sc *scope) (*pb.Rel, *scope, 
 		if it.Expr == nil {
 			continue
 		}
-		walkExpr(it.Expr, func(x Expr) {
+		visitExpr(it.Expr, func(x Expr) {
 			if f, ok := x.(*FuncCall); ok {
 				if i, ok := windowBoundFuncs[f.Name]; ok {
 					post.subst[f.String()] = i

@@ -324,7 +324,7 @@ func isAggregate(f *FuncCall) bool { return !f.Quoted && aggregateNames[f.Name] 
 // hasAggregate reports whether e contains an aggregate call.
 func hasAggregate(e Expr) bool {
 	found := false
-	walkExpr(e, func(x Expr) {
+	visitExpr(e, func(x Expr) {
 		if f, ok := x.(*FuncCall); ok && isAggregate(f) {
 			found = true
 		}
@@ -332,44 +332,44 @@ func hasAggregate(e Expr) bool {
 	return found
 }
 
-// walkExpr visits e and its sub-expressions (not subqueries).
-func walkExpr(e Expr, fn func(Expr)) {
+// visitExpr visits e and its sub-expressions (not subqueries).
+func visitExpr(e Expr, fn func(Expr)) {
 	if e == nil {
 		return
 	}
 	fn(e)
 	switch x := e.(type) {
 	case *BinaryExpr:
-		walkExpr(x.Left, fn)
-		walkExpr(x.Right, fn)
+		visitExpr(x.Left, fn)
+		visitExpr(x.Right, fn)
 	case *UnaryExpr:
-		walkExpr(x.X, fn)
+		visitExpr(x.X, fn)
 	case *IsExpr:
-		walkExpr(x.X, fn)
+		visitExpr(x.X, fn)
 	case *BetweenExpr:
-		walkExpr(x.X, fn)
-		walkExpr(x.Low, fn)
-		walkExpr(x.High, fn)
+		visitExpr(x.X, fn)
+		visitExpr(x.Low, fn)
+		visitExpr(x.High, fn)
 	case *InExpr:
-		walkExpr(x.X, fn)
+		visitExpr(x.X, fn)
 		for _, a := range x.List {
-			walkExpr(a, fn)
+			visitExpr(a, fn)
 		}
 	case *LikeExpr:
-		walkExpr(x.X, fn)
-		walkExpr(x.Pattern, fn)
+		visitExpr(x.X, fn)
+		visitExpr(x.Pattern, fn)
 	case *FuncCall:
 		for _, a := range x.Args {
-			walkExpr(a, fn)
+			visitExpr(a, fn)
 		}
 	case *CastExpr:
-		walkExpr(x.X, fn)
+		visitExpr(x.X, fn)
 	case *CaseExpr:
-		walkExpr(x.Operand, fn)
+		visitExpr(x.Operand, fn)
 		for _, w := range x.Whens {
-			walkExpr(w.Cond, fn)
-			walkExpr(w.Result, fn)
+			visitExpr(w.Cond, fn)
+			visitExpr(w.Result, fn)
 		}
-		walkExpr(x.Else, fn)
+		visitExpr(x.Else, fn)
 	}
 }

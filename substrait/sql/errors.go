@@ -92,12 +92,17 @@ func sourceLine(src string, n int) (string, bool) {
 }
 
 // suggest returns the candidate closest to word (case-insensitively) if it
-// is within edit distance 2 and closer than the word's own length, else "".
+// is within edit distance 2 (1 for words of up to four letters, where two
+// edits change too much), else "".
 func suggest(word string, candidates []string) string {
 	w := strings.ToUpper(word)
-	best, bestD := "", 3
+	limit := 2
+	if len([]rune(w)) <= 4 {
+		limit = 1
+	}
+	best, bestD := "", limit+1
 	for _, c := range candidates {
-		if d := editDistance(w, c); d < bestD && d < len([]rune(w)) {
+		if d := editDistance(w, c); d < bestD {
 			best, bestD = c, d
 		}
 	}

@@ -517,6 +517,9 @@ func (p *parser) parseFrameBound() (*FrameBound, error) {
 func (p *parser) parseCase() (Expr, error) {
 	c := &CaseExpr{Pos: p.next().pos}
 	var err error
+	if p.isKw("END") {
+		return nil, p.errExpected("'WHEN'")
+	}
 	if !p.isKw("WHEN") {
 		if c.Operand, err = p.parseExpr(); err != nil {
 			return nil, err

@@ -191,13 +191,15 @@ func (p *printer) expr(e Expr, min int) {
 		p.WriteByte(')')
 	case *TrimExpr:
 		p.WriteString("TRIM(")
-		p.WriteString(e.Mode)
-		p.WriteByte(' ')
-		if e.Chars != nil {
-			p.expr(e.Chars, precLowest)
+		if e.Mode != "BOTH" || e.Chars != nil {
+			p.WriteString(e.Mode)
 			p.WriteByte(' ')
+			if e.Chars != nil {
+				p.expr(e.Chars, precLowest)
+				p.WriteByte(' ')
+			}
+			p.WriteString("FROM ")
 		}
-		p.WriteString("FROM ")
 		p.expr(e.X, precLowest)
 		p.WriteByte(')')
 	case *SubqueryExpr:

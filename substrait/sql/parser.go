@@ -21,6 +21,13 @@ var reserved = setOf(
 	"VALUES", "WHEN", "WHERE", "WITH",
 )
 
+// structural reserved words are never meant as names, so errors about them
+// do not suggest quoting.
+var structural = setOf("ALL", "AND", "AS", "BETWEEN", "BY", "CASE", "CAST", "DISTINCT",
+	"ELSE", "EXCEPT", "FALSE", "FROM", "HAVING", "IN", "INTERSECT", "INTERVAL", "IS",
+	"JOIN", "LIKE", "NOT", "NULL", "ON", "OR", "SELECT", "THEN", "TRUE", "UNION",
+	"USING", "WHEN", "WHERE", "WITH")
+
 // contextual words are identifiers the parser reads as keywords in some
 // places (UNBOUNDED PRECEDING, TIMESTAMP '...'); the printer quotes
 // identifiers spelled like them.
@@ -167,7 +174,7 @@ func (p *parser) errExpected(what string) *Error {
 	if t.kind == tokEOF {
 		return p.errorf(t.pos, "unexpected end of input, expected %s", what)
 	}
-	if t.kind == tokIdent && reserved[t.kw] && !strings.HasPrefix(what, "'") {
+	if t.kind == tokIdent && reserved[t.kw] && !structural[t.kw] && !strings.HasPrefix(what, "'") {
 		return p.errorf(t.pos, "expected %s but found reserved keyword '%s' (quote it as `%s` to use it as a name)",
 			what, t.text, t.text)
 	}
@@ -417,7 +424,7 @@ func (p *parser) parseCreateTable(pos Pos, temporary bool) (Statement, error) {
 			if ct.Watermark, err = p.parseWatermark(); err != nil {
 				return nil, err
 			}
-		case isKw(t, "PRIMARY") && isKw(p.peekAt(1), "KEY") || isKw(t, "CONSTRAINT") && isIdentToken(p.peekAt(1)):
+		case isKw(t, "PRIMARY") && isKw(p.peekAt(1), "KEY") || isKw(t, "CONSTRAINT") && isIdentToken(p.peekAt(1)) && isKw(p.peekAt(2), "PRIMARY"):
 			pk, err := p.parsePrimaryKey(nil)
 			if err != nil {
 				return nil, err
@@ -588,12 +595,17 @@ func (p *parser) parseOptionValue(key string) (string, Pos, error) {
 		return "", Pos{}, err
 	}
 	t := p.peek()
-	if t.kind != tokString {
-		if t.kind == tokEOF {
-			return "", Pos{}, p.errExpected("string literal")
+	switch t.kind {
+	case tokString:
+	case tokInt, tokNumber, tokIdent, tokQuoted:
+		v := t.text
+		if t.kind == tokQuoted {
+			v = t.val
 		}
-		return "", Pos{}, p.errorf(t.pos, "value of '%s' must be a string literal, found %s (write '%s')",
-			key, describe(t), strings.ReplaceAll(truncate(t.text), "'", "''"))
+		return "", Pos{}, p.errorf(t.pos, "value of '%s' must be a string literal, found %s (write %s)",
+			key, describe(t), quoteString(truncate(v)))
+	default:
+		return "", Pos{}, p.errExpected("string literal")
 	}
 	p.next()
 	return t.val, t.pos, nil

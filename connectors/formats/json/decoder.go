@@ -2,6 +2,7 @@ package json
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -88,28 +89,75 @@ type column struct {
 	// missing field and JSON null both leave the row null).
 	set uint32
 
-	valid *memory.Buffer // validity bitmap
+	// Validity is only written once the batch has a null in this column:
+	// until then nulls == 0 and the array gets no bitmap.
+	valid *memory.Buffer
 	bits  []byte
-	vals  *memory.Buffer // values (a bitmap for bool; offsets for string)
-	v1    []byte
-	v2    []uint16
-	v4    []uint32
-	v8    []uint64
-	off   []int32
-	data  *memory.Buffer // string bytes
-	dat   []byte
 	nulls int
 
-	dataLen int // string bytes of the committed rows
-	rowEnd  int // end of the current row's string in dat
+	vals *memory.Buffer // values (a bitmap for bool; offsets for string)
+	v1   []byte
+	v2   []uint16
+	v4   []uint32
+	v8   []uint64
+	off  []int32        // string offsets: row r is dat[off[r]:off[r+1]]
+	data *memory.Buffer // string bytes
+	dat  []byte
 }
 
-// slot remembers which column the k-th key of the previous row went to, so
-// that rows with the same layout match every key with one comparison.
+// slot remembers the k-th key of the previous row and its column, so that
+// rows with the same layout match each key with a word compare or two.
 type slot struct {
 	key []byte
 	col int32 // -1: the key is not a column
-	raw bool  // key is written in the line as is (no escapes)
+	// raw: the key appears in the line as is (no escapes), so the next
+	// line's key can be compared in place. pat holds key+`"` packed into
+	// little-endian words (the first and last 8 bytes when longer than 8),
+	// masked to its length when shorter.
+	raw        bool
+	n          int // len(key)+1
+	pat0, pat1 uint64
+	mask       uint64
+}
+
+func (s *slot) remember(key []byte, col int, raw bool) {
+	s.key = append(s.key[:0], key...)
+	s.col = int32(col)
+	s.raw = raw
+	s.n = len(key) + 1
+	if !raw || s.n > 16 {
+		return
+	}
+	var p [16]byte
+	copy(p[:], key)
+	p[len(key)] = '"'
+	if s.n <= 8 {
+		s.pat0 = binary.LittleEndian.Uint64(p[:8])
+		s.mask = 1<<(8*s.n) - 1
+		if s.n == 8 {
+			s.mask = math.MaxUint64
+		}
+		return
+	}
+	s.pat0 = binary.LittleEndian.Uint64(p[:8])
+	s.pat1 = binary.LittleEndian.Uint64(p[s.n-8 : s.n])
+}
+
+// matches reports whether the key whose quote is at line[i] is s's key.
+func (s *slot) matches(line []byte, i int) bool {
+	if !s.raw {
+		return false
+	}
+	j := i + 1
+	switch {
+	case s.n <= 8 && j+8 <= len(line):
+		return (binary.LittleEndian.Uint64(line[j:])^s.pat0)&s.mask == 0
+	case s.n > 8 && s.n <= 16 && j+s.n <= len(line):
+		return binary.LittleEndian.Uint64(line[j:]) == s.pat0 &&
+			binary.LittleEndian.Uint64(line[j+s.n-8:]) == s.pat1
+	}
+	e := j + len(s.key)
+	return e < len(line) && line[e] == '"' && string(line[j:e]) == string(s.key)
 }
 
 // Decoder decodes JSON lines into Arrow arrays. It is not safe for
@@ -120,14 +168,16 @@ type slot struct {
 // String builder's indirect offset append cost as much as all the parsing
 // (see BenchmarkDecode).
 type Decoder struct {
-	schema *arrow.Schema
-	mem    memory.Allocator
-	cols   []column
-	slots  []slot
-	buf    []byte // strings of the current row that needed unescaping
-	n      int    // rows buffered
-	cap    int    // rows the buffers have room for
-	gen    uint32 // current row's stamp for column.set
+	schema   *arrow.Schema
+	mem      memory.Allocator
+	cols     []column
+	slots    []slot
+	buf      []byte // strings of the current row that needed unescaping
+	n        int    // rows buffered
+	cap      int    // rows the buffers have room for
+	gen      uint32 // current row's stamp for column.set
+	nset     int    // columns set in the current row
+	nullCols int    // columns with a null in the batch so far
 }
 
 // minRows is the room the first batch starts with.
@@ -176,23 +226,32 @@ func (d *Decoder) alloc(rows, strBytes int) {
 		col := &d.cols[c]
 		col.valid = memory.NewResizableBuffer(d.mem)
 		col.vals = memory.NewResizableBuffer(d.mem)
+		col.bits = nil
+		col.nulls = 0
 		if col.kind == kString {
 			col.data = memory.NewResizableBuffer(d.mem)
 			col.data.Reserve(max(strBytes, 64))
 			col.dat = col.data.Buf()
 		}
-		col.nulls, col.dataLen, col.rowEnd = 0, 0, 0
 	}
+	d.nullCols = 0
 	d.cap = 0
 	d.grow(rows)
+	for c := range d.cols {
+		if col := &d.cols[c]; col.kind == kString {
+			col.off[0] = 0
+		}
+	}
 }
 
 // grow makes room for rows rows in every column, keeping their contents.
 func (d *Decoder) grow(rows int) {
 	for c := range d.cols {
 		col := &d.cols[c]
-		col.valid.Reserve(int(bitutil.BytesForBits(int64(rows))))
-		col.bits = col.valid.Buf()
+		if col.nulls > 0 {
+			col.valid.Reserve(int(bitutil.BytesForBits(int64(rows))))
+			col.bits = col.valid.Buf()
+		}
 		switch col.kind {
 		case kBool:
 			col.vals.Reserve(int(bitutil.BytesForBits(int64(rows))))
@@ -212,11 +271,18 @@ func (d *Decoder) grow(rows int) {
 		case kString:
 			col.vals.Reserve(4 * (rows + 1))
 			col.off = arrow.Int32Traits.CastFromBytes(col.vals.Buf())
-			col.off[0] = 0 // only needed for a fresh buffer; harmless after
-			col.off[d.n] = int32(col.dataLen)
 		}
 	}
 	d.cap = rows
+}
+
+// firstNull starts col's validity bitmap at row n: rows before it are
+// valid.
+func (d *Decoder) firstNull(col *column, n int) {
+	col.valid.Reserve(int(bitutil.BytesForBits(int64(d.cap))))
+	col.bits = col.valid.Buf()
+	bitutil.SetBitsTo(col.bits, 0, int64(n), true)
+	d.nullCols++
 }
 
 // Len is the number of rows buffered since the last Flush.
@@ -230,35 +296,28 @@ func (d *Decoder) Flush() arrow.RecordBatch {
 	strBytes := 0
 	for c := range d.cols {
 		col := &d.cols[c]
-		col.valid.ResizeNoShrink(int(bitutil.BytesForBits(int64(n))))
-		valid := col.valid
-		if col.nulls == 0 {
-			valid = nil
+		var valid *memory.Buffer
+		if col.nulls > 0 {
+			col.valid.ResizeNoShrink(int(bitutil.BytesForBits(int64(n))))
+			valid = col.valid
 		}
-		var bufs []*memory.Buffer
+		bufs := []*memory.Buffer{valid, col.vals}
 		switch col.kind {
 		case kBool:
 			col.vals.ResizeNoShrink(int(bitutil.BytesForBits(int64(n))))
 		case kString:
 			col.vals.ResizeNoShrink(4 * (n + 1))
-			col.data.ResizeNoShrink(col.dataLen)
-			strBytes = max(strBytes, col.dataLen)
+			dataLen := int(col.off[n])
+			col.data.ResizeNoShrink(dataLen)
+			strBytes = max(strBytes, dataLen)
+			bufs = append(bufs, col.data)
 		default:
 			col.vals.ResizeNoShrink(n * col.typ.(arrow.FixedWidthDataType).BitWidth() / 8)
-		}
-		if col.kind == kString {
-			bufs = []*memory.Buffer{valid, col.vals, col.data}
-		} else {
-			bufs = []*memory.Buffer{valid, col.vals}
 		}
 		data := array.NewData(col.typ, n, bufs, nil, col.nulls, 0)
 		arrs[c] = array.MakeFromData(data)
 		data.Release()
-		col.valid.Release()
-		col.vals.Release()
-		if col.data != nil {
-			col.data.Release()
-		}
+		col.release()
 	}
 	rec := array.NewRecordBatch(d.schema, arrs, int64(n))
 	for _, a := range arrs {
@@ -269,17 +328,19 @@ func (d *Decoder) Flush() arrow.RecordBatch {
 	return rec
 }
 
+func (col *column) release() {
+	col.valid.Release()
+	col.vals.Release()
+	if col.data != nil {
+		col.data.Release()
+	}
+}
+
 // Release frees the buffers of rows not yet flushed. The Decoder must not be
 // used afterwards.
 func (d *Decoder) Release() {
 	for c := range d.cols {
-		col := &d.cols[c]
-		col.valid.Release()
-		col.vals.Release()
-		if col.data != nil {
-			col.data.Release()
-		}
-		*col = column{}
+		d.cols[c].release()
 	}
 	d.cols = nil
 }
@@ -298,6 +359,7 @@ func (d *Decoder) Append(line []byte) error {
 		}
 		d.gen = 1
 	}
+	d.nset = 0
 	if err := d.decode(line); err != nil {
 		return err
 	}
@@ -326,10 +388,8 @@ func (d *Decoder) decode(line []byte) *RecordError {
 			c := -2
 			if k < len(d.slots) {
 				// Fast path: the same key as the k-th of the last row.
-				s := &d.slots[k]
-				if e := i + 1 + len(s.key); s.raw && e < len(line) && line[e] == '"' &&
-					string(line[i+1:e]) == string(s.key) {
-					c, i = int(s.col), e+1
+				if s := &d.slots[k]; s.matches(line, i) {
+					c, i = int(s.col), i+s.n+1
 				}
 			}
 			if c == -2 {
@@ -346,7 +406,7 @@ func (d *Decoder) decode(line []byte) *RecordError {
 			i = skipWS(line, i+1)
 			var err *RecordError
 			if c < 0 {
-				i, err = skipValue(line, i, 0)
+				i, err = skipValue(line, i, 1)
 			} else {
 				i, err = d.value(&d.cols[c], line, i)
 			}
@@ -393,10 +453,7 @@ func (d *Decoder) key(k int, line []byte, i int) (int, int, *RecordError) {
 	}
 	c := d.lookup(key)
 	if k < len(d.slots) {
-		s := &d.slots[k]
-		s.key = append(s.key[:0], key...)
-		s.col = int32(c)
-		s.raw = raw
+		d.slots[k].remember(key, c, raw)
 	}
 	return c, j, nil
 }
@@ -422,7 +479,10 @@ func (d *Decoder) value(col *column, line []byte, i int) (int, *RecordError) {
 	}
 	c := line[i]
 	if c == 'n' {
-		col.set = 0
+		if col.set == d.gen {
+			col.set = 0
+			d.nset--
+		}
 		return skipLiteral(line, i, "null")
 	}
 	switch col.kind {
@@ -440,7 +500,8 @@ func (d *Decoder) value(col *column, line []byte, i int) (int, *RecordError) {
 				return 0, err
 			}
 		}
-		e := col.dataLen + len(s)
+		start := int(col.off[d.n])
+		e := start + len(s)
 		if e > len(col.dat) {
 			if e > math.MaxInt32 {
 				return 0, fieldError(col, i, "string data of the batch exceeds 2 GiB; flush more often")
@@ -448,9 +509,9 @@ func (d *Decoder) value(col *column, line []byte, i int) (int, *RecordError) {
 			col.data.Reserve(max(e, 2*len(col.dat)))
 			col.dat = col.data.Buf()
 		}
-		copy(col.dat[col.dataLen:], s)
-		col.rowEnd = e
-		col.set = d.gen
+		copy(col.dat[start:], s)
+		col.off[d.n+1] = int32(e)
+		d.isSet(col)
 		return end, nil
 
 	case kInt8, kInt16, kInt32, kInt64, kTimestamp:
@@ -468,10 +529,11 @@ func (d *Decoder) value(col *column, line []byte, i int) (int, *RecordError) {
 			}
 			end = e
 			var st int
-			if v, st = n.toInt(); st == intFraction {
+			switch v, st = n.toInt(); st {
+			case intFraction:
 				return 0, fieldError(col, i, "expected an integer, found "+shown(line[i:end]))
-			} else if st == intRange {
-				v, col.hi = 1, 0 // fall through to the range error below
+			case intRange:
+				return 0, d.rangeError(col, line, i, end)
 			}
 		}
 		switch col.kind {
@@ -490,7 +552,7 @@ func (d *Decoder) value(col *column, line []byte, i int) (int, *RecordError) {
 				col.v1[d.n] = byte(v)
 			}
 		}
-		col.set = d.gen
+		d.isSet(col)
 		return end, nil
 
 	case kFloat64, kFloat32:
@@ -500,7 +562,7 @@ func (d *Decoder) value(col *column, line []byte, i int) (int, *RecordError) {
 		if col.kind == kFloat64 {
 			if f, end, ok := fastFloat(line, i); ok {
 				col.v8[d.n] = math.Float64bits(f)
-				col.set = d.gen
+				d.isSet(col)
 				return end, nil
 			}
 		}
@@ -521,7 +583,7 @@ func (d *Decoder) value(col *column, line []byte, i int) (int, *RecordError) {
 			}
 			col.v4[d.n] = math.Float32bits(f)
 		}
-		col.set = d.gen
+		d.isSet(col)
 		return end, nil
 
 	case kBool:
@@ -537,7 +599,7 @@ func (d *Decoder) value(col *column, line []byte, i int) (int, *RecordError) {
 		default:
 			return d.typeError(col, line, i, "true or false")
 		}
-		col.set = d.gen
+		d.isSet(col)
 		return end, err
 	}
 	panic("unreachable")
@@ -555,7 +617,7 @@ func (d *Decoder) timestamp(col *column, line []byte, i int) (int, *RecordError)
 		return 0, fieldError(col, i, "expected a timestamp ('YYYY-MM-DD HH:MM:SS[.fff]', RFC 3339 or epoch ms), found "+shown(line[i:end]))
 	}
 	col.v8[d.n] = uint64(ms)
-	col.set = d.gen
+	d.isSet(col)
 	return end, nil
 }
 
@@ -566,7 +628,7 @@ func (d *Decoder) rangeError(col *column, line []byte, i, end int) *RecordError 
 // typeError reports that the value at line[i] is not what col holds; if the
 // value is not even valid JSON, that is reported instead.
 func (d *Decoder) typeError(col *column, line []byte, i int, want string) (int, *RecordError) {
-	end, err := skipValue(line, i, 0)
+	end, err := skipValue(line, i, 1)
 	if err != nil {
 		return 0, err
 	}
@@ -597,19 +659,36 @@ func rangeName(k kind) string {
 	return "?"
 }
 
+// isSet records that col holds a value in the current row.
+func (d *Decoder) isSet(col *column) {
+	if col.set != d.gen {
+		col.set = d.gen
+		d.nset++
+	}
+}
+
 // commit makes row d.n part of the batch: columns without a value this row
-// become null.
+// become null. In the common case (every column set, no nulls in the batch)
+// there is nothing to write.
 func (d *Decoder) commit() {
+	if d.nset != len(d.cols) || d.nullCols != 0 {
+		d.commitSlow()
+	}
+	d.n++
+}
+
+func (d *Decoder) commitSlow() {
 	n := d.n
 	for c := range d.cols {
 		col := &d.cols[c]
 		if col.set == d.gen {
-			col.bits[n>>3] |= 1 << (n & 7)
-			if col.kind == kString {
-				col.dataLen = col.rowEnd
-				col.off[n+1] = int32(col.dataLen)
+			if col.nulls > 0 {
+				col.bits[n>>3] |= 1 << (n & 7)
 			}
 			continue
+		}
+		if col.nulls == 0 {
+			d.firstNull(col, n)
 		}
 		col.bits[n>>3] &^= 1 << (n & 7)
 		col.nulls++
@@ -617,7 +696,7 @@ func (d *Decoder) commit() {
 		// overridden value.
 		switch col.kind {
 		case kString:
-			col.off[n+1] = int32(col.dataLen)
+			col.off[n+1] = col.off[n]
 		case kBool:
 			bitutil.ClearBit(col.v1, n)
 		case kInt8:
@@ -630,5 +709,4 @@ func (d *Decoder) commit() {
 			col.v8[n] = 0
 		}
 	}
-	d.n++
 }

@@ -7,9 +7,9 @@ import (
 	"unicode/utf8"
 )
 
-// maxDepth bounds the nesting of skipped values, so a hostile line cannot
-// exhaust the stack.
-const maxDepth = 1000
+// maxDepth bounds nesting (the line's object is level 1), as encoding/json
+// does, so that both accept the same lines.
+const maxDepth = 10000
 
 // strSafe marks the bytes that stand for themselves inside a JSON string
 // and need no further check: printable ASCII other than '"' and '\\'.
@@ -242,8 +242,8 @@ func skipString(line []byte, i int) (int, *RecordError) {
 	return 0, syntaxError(line, j, "")
 }
 
-// skipValue validates the JSON value starting at line[i] and returns the
-// index after it.
+// skipValue validates the JSON value starting at line[i], inside a
+// container at nesting level depth, and returns the index after it.
 func skipValue(line []byte, i, depth int) (int, *RecordError) {
 	if i >= len(line) {
 		return 0, syntaxError(line, i, "")
@@ -271,7 +271,8 @@ func skipValue(line []byte, i, depth int) (int, *RecordError) {
 	}
 }
 
-// skipComposite validates the object or array opening at line[i].
+// skipComposite validates the object or array opening at line[i], at
+// nesting level depth.
 func skipComposite(line []byte, i, depth int) (int, *RecordError) {
 	obj := line[i] == '{'
 	closer := byte(']')

@@ -1,0 +1,499 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/clink-dev/clink/vector"
+)
+
+// A row-at-a-time model of the SQL values, for reference evaluation.
+type rv struct {
+	null bool
+	i    int64
+	f    float64
+	s    string
+	b    bool
+}
+
+func (v rv) String() string {
+	if v.null {
+		return "NULL"
+	}
+	return fmt.Sprintf("{i:%d f:%v s:%q b:%v}", v.i, v.f, v.s, v.b)
+}
+
+var scTestKinds = []scKind{skInt8, skInt16, skInt32, skInt64, skFloat32, skFloat64, skString, skBool, skTimestamp}
+
+func kindName(k scKind) string { return SQLTypeName(scTypeOf(k)) }
+
+// rowVal reads row i of arr.
+func rowVal(arr arrow.Array, i int) rv {
+	if arr.IsNull(i) {
+		return rv{null: true}
+	}
+	switch a := arr.(type) {
+	case *array.Int8:
+		return rv{i: int64(a.Value(i))}
+	case *array.Int16:
+		return rv{i: int64(a.Value(i))}
+	case *array.Int32:
+		return rv{i: int64(a.Value(i))}
+	case *array.Int64:
+		return rv{i: a.Value(i)}
+	case *array.Timestamp:
+		return rv{i: int64(a.Value(i))}
+	case *array.Float32:
+		return rv{f: float64(a.Value(i))}
+	case *array.Float64:
+		return rv{f: a.Value(i)}
+	case *array.String:
+		return rv{s: a.Value(i)}
+	case *array.Boolean:
+		return rv{b: a.Value(i)}
+	}
+	panic(fmt.Sprintf("rowVal: %T", arr))
+}
+
+// genVal draws a value of kind k: small magnitudes (so equalities, zeros
+// and ties are common) and now and then an extreme.
+func genVal(r *rand.Rand, k scKind) rv {
+	switch {
+	case k.isInt():
+		if r.Intn(12) == 0 {
+			lo, hi := k.intRange()
+			return rv{i: []int64{lo, hi, lo + 1, hi - 1, -1}[r.Intn(5)]}
+		}
+		return rv{i: int64(r.Intn(11) - 5)}
+	case k == skTimestamp:
+		return rv{i: int64(r.Intn(7)-3) * 1000}
+	case k.isFloat():
+		var f float64
+		switch r.Intn(16) {
+		case 0:
+			f = math.NaN()
+		case 1:
+			f = math.Inf(1 - 2*r.Intn(2))
+		case 2:
+			f = math.Copysign(0, -1)
+		case 3:
+			f = (r.Float64() - 0.5) * 1e12
+		default:
+			f = float64(r.Intn(21)-10) / 2
+		}
+		if k == skFloat32 {
+			f = float64(float32(f))
+		}
+		return rv{f: f}
+	case k == skString:
+		alpha := []string{"a", "b", "é", "A"}
+		s := ""
+		for n := r.Intn(4); n > 0; n-- {
+			s += alpha[r.Intn(len(alpha))]
+		}
+		return rv{s: s}
+	case k == skBool:
+		return rv{b: r.Intn(2) == 0}
+	}
+	panic("genVal")
+}
+
+func buildArray(mem memory.Allocator, k scKind, vals []rv) arrow.Array {
+	bld := array.NewBuilder(mem, scTypeOf(k))
+	defer bld.Release()
+	for _, v := range vals {
+		if v.null {
+			bld.AppendNull()
+			continue
+		}
+		switch b := bld.(type) {
+		case *array.Int8Builder:
+			b.Append(int8(v.i))
+		case *array.Int16Builder:
+			b.Append(int16(v.i))
+		case *array.Int32Builder:
+			b.Append(int32(v.i))
+		case *array.Int64Builder:
+			b.Append(v.i)
+		case *array.TimestampBuilder:
+			b.Append(arrow.Timestamp(v.i))
+		case *array.Float32Builder:
+			b.Append(float32(v.f))
+		case *array.Float64Builder:
+			b.Append(v.f)
+		case *array.StringBuilder:
+			b.Append(v.s)
+		case *array.BooleanBuilder:
+			b.Append(v.b)
+		}
+	}
+	return bld.NewArray()
+}
+
+// testBatch is a random batch with two columns ("a", "b") of every kind,
+// random nulls, random array offsets and a random selection.
+type testBatch struct {
+	b    *vector.Batch
+	vals map[string][]rv // column name -> physical rows
+	cols map[string]int
+}
+
+func (tb *testBatch) col(name string) Expr {
+	i := tb.cols[name]
+	return ColRef(i, tb.b.Schema().Field(i).Type, name)
+}
+
+func (tb *testBatch) release() { tb.b.Release() }
+
+func colName(k scKind, side string) string { return fmt.Sprintf("%s_%s", kindName(k), side) }
+
+var testSizes = []int{0, 1, 7, 64, 65, 200, 1024}
+
+func randBatch(r *rand.Rand, mem memory.Allocator) *testBatch {
+	n := testSizes[r.Intn(len(testSizes))]
+	if r.Intn(4) == 0 {
+		n = r.Intn(300)
+	}
+	tb := &testBatch{vals: map[string][]rv{}, cols: map[string]int{}}
+	var fields []arrow.Field
+	var cols []arrow.Array
+	for _, k := range scTestKinds {
+		for _, side := range []string{"a", "b"} {
+			name := colName(k, side)
+			nullP := []float64{0, 0, 0.1, 0.5, 1}[r.Intn(5)]
+			off := []int{0, 0, 3, 8, 13}[r.Intn(5)]
+			vals := make([]rv, n+off+2)
+			for i := range vals {
+				if r.Float64() < nullP {
+					vals[i] = rv{null: true}
+				} else {
+					vals[i] = genVal(r, k)
+				}
+			}
+			full := buildArray(mem, k, vals)
+			arr := array.NewSlice(full, int64(off), int64(off+n))
+			full.Release()
+			tb.cols[name] = len(cols)
+			tb.vals[name] = vals[off : off+n]
+			fields = append(fields, arrow.Field{Name: name, Type: scTypeOf(k), Nullable: true})
+			cols = append(cols, arr)
+		}
+	}
+	rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(n))
+	for _, c := range cols {
+		c.Release()
+	}
+	tb.b = vector.New(rec)
+	switch r.Intn(6) {
+	case 0, 1: // dense
+	case 2:
+		tb.b.Sel = []int32{}
+	default:
+		p := []float64{0.05, 0.3, 0.6, 0.95}[r.Intn(4)]
+		sel := []int32{}
+		for i := 0; i < n; i++ {
+			if r.Float64() < p {
+				sel = append(sel, int32(i))
+			}
+		}
+		tb.b.Sel = sel
+	}
+	return tb
+}
+
+func liveRows(b *vector.Batch) []int {
+	var out []int
+	b.Rows(func(i int) { out = append(out, i) })
+	return out
+}
+
+// sameVal compares an actual row with the expected one (NaN equals NaN,
+// -0 equals 0 as in SQL).
+func sameVal(k scKind, got, want rv) bool {
+	if got.null || want.null {
+		return got.null == want.null
+	}
+	switch {
+	case k.isInt() || k == skTimestamp:
+		return got.i == want.i
+	case k.isFloat():
+		return got.f == want.f || (math.IsNaN(got.f) && math.IsNaN(want.f))
+	case k == skString:
+		return got.s == want.s
+	case k == skBool:
+		return got.b == want.b
+	}
+	return false
+}
+
+// checkAgainst evaluates e over tb and compares every live row with ref,
+// which returns the expected value and whether the row must fail.
+func checkAgainst(t *testing.T, mem memory.Allocator, e Expr, tb *testBatch, ref func(i int) (rv, bool)) {
+	t.Helper()
+	wantErr := false
+	for _, i := range liveRows(tb.b) {
+		if _, fail := ref(i); fail {
+			wantErr = true
+		}
+	}
+	res, err := e.Eval(tb.b, mem)
+	if wantErr {
+		if err == nil {
+			res.Release()
+			t.Fatalf("%s: want an error, got none", e)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", e, err)
+	}
+	defer res.Release()
+	if res.Len() != tb.b.NumRows() {
+		t.Fatalf("%s: %d rows, want %d", e, res.Len(), tb.b.NumRows())
+	}
+	if !arrow.TypeEqual(res.DataType(), e.Type()) {
+		t.Fatalf("%s: result type %s, Type() %s", e, res.DataType(), e.Type())
+	}
+	k := scKindOf(e.Type())
+	for _, i := range liveRows(tb.b) {
+		want, _ := ref(i)
+		got := rowVal(res, i)
+		if !sameVal(k, got, want) {
+			t.Fatalf("%s row %d (sel=%v n=%d): got %v, want %v", e, i, tb.b.Sel != nil, tb.b.NumRows(), got, want)
+		}
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Reference semantics, written independently of the kernels.
+
+func refWrap(x int64, k scKind) int64 {
+	switch k {
+	case skInt8:
+		return int64(int8(x))
+	case skInt16:
+		return int64(int16(x))
+	case skInt32:
+		return int64(int32(x))
+	}
+	return x
+}
+
+// refJavaF2I: Java's (long)d / (int)d then narrowing.
+func refJavaF2I(f float64, k scKind) int64 {
+	if math.IsNaN(f) {
+		return 0
+	}
+	f = math.Trunc(f)
+	if k == skInt64 {
+		if f >= math.Exp2(63) {
+			return math.MaxInt64
+		}
+		if f < -math.Exp2(63) {
+			return math.MinInt64
+		}
+		return int64(f)
+	}
+	if f > math.MaxInt32 {
+		f = math.MaxInt32
+	}
+	if f < math.MinInt32 {
+		f = math.MinInt32
+	}
+	return refWrap(int64(f), k)
+}
+
+// refConv converts v from kind from to kind to (numeric promotions and casts).
+func refConv(v rv, from, to scKind) rv {
+	if v.null || from == to {
+		return v
+	}
+	switch {
+	case (from.isInt() || from == skTimestamp) && (to.isInt() || to == skTimestamp):
+		return rv{i: refWrap(v.i, to)}
+	case from.isInt() && to == skFloat64:
+		return rv{f: float64(v.i)}
+	case from.isInt() && to == skFloat32:
+		return rv{f: float64(float32(v.i))}
+	case from.isFloat() && to.isInt():
+		return rv{i: refJavaF2I(v.f, to)}
+	case from.isFloat() && to == skFloat32:
+		return rv{f: float64(float32(v.f))}
+	case from.isFloat() && to == skFloat64:
+		return v
+	}
+	panic(fmt.Sprintf("refConv %v -> %v", from, to))
+}
+
+func refArith(op scArithOp, k scKind, x, y rv) (rv, bool) {
+	if x.null || y.null {
+		return rv{null: true}, false
+	}
+	if k.isInt() {
+		var r int64
+		switch op {
+		case opAdd:
+			r = x.i + y.i
+		case opSub:
+			r = x.i - y.i
+		case opMul:
+			r = x.i * y.i
+		case opDiv, opMod:
+			if y.i == 0 {
+				return rv{}, true
+			}
+			if op == opDiv {
+				r = x.i / y.i
+			} else {
+				r = x.i % y.i
+			}
+		}
+		return rv{i: refWrap(r, k)}, false
+	}
+	if k == skFloat32 {
+		a, b := float32(x.f), float32(y.f)
+		var r float32
+		switch op {
+		case opAdd:
+			r = a + b
+		case opSub:
+			r = a - b
+		case opMul:
+			r = a * b
+		case opDiv:
+			r = a / b
+		case opMod:
+			r = float32(math.Mod(float64(a), float64(b)))
+		}
+		return rv{f: float64(r)}, false
+	}
+	var r float64
+	switch op {
+	case opAdd:
+		r = x.f + y.f
+	case opSub:
+		r = x.f - y.f
+	case opMul:
+		r = x.f * y.f
+	case opDiv:
+		r = x.f / y.f
+	case opMod:
+		r = math.Mod(x.f, y.f)
+	}
+	return rv{f: r}, false
+}
+
+func refCompare(op scCmpOp, k scKind, x, y rv) rv {
+	if x.null || y.null {
+		return rv{null: true}
+	}
+	var lt, eq, unordered bool
+	switch {
+	case k.isInt() || k == skTimestamp:
+		lt, eq = x.i < y.i, x.i == y.i
+	case k.isFloat():
+		lt, eq = x.f < y.f, x.f == y.f
+		unordered = math.IsNaN(x.f) || math.IsNaN(y.f)
+	case k == skString:
+		lt, eq = x.s < y.s, x.s == y.s
+	case k == skBool:
+		lt, eq = !x.b && y.b, x.b == y.b
+	}
+	var r bool
+	switch op {
+	case cmpEq:
+		r = eq
+	case cmpNe:
+		r = !eq
+	case cmpLt:
+		r = lt
+	case cmpLte:
+		r = lt || eq
+	case cmpGt:
+		r = !lt && !eq && !unordered
+	case cmpGte:
+		r = !lt && !unordered
+	}
+	return rv{b: r}
+}
+
+// Three-valued logic tables.
+func refAnd(x, y rv) rv {
+	switch {
+	case !x.null && !x.b, !y.null && !y.b:
+		return rv{b: false}
+	case x.null || y.null:
+		return rv{null: true}
+	}
+	return rv{b: true}
+}
+
+func refOr(x, y rv) rv {
+	switch {
+	case !x.null && x.b, !y.null && y.b:
+		return rv{b: true}
+	case x.null || y.null:
+		return rv{null: true}
+	}
+	return rv{b: false}
+}
+
+// literalOf makes a literal expression holding v of kind k.
+func literalOf(t *testing.T, v rv, k scKind) Expr {
+	t.Helper()
+	var x any
+	switch {
+	case v.null:
+	case k.isInt() || k == skTimestamp:
+		x = v.i
+	case k.isFloat():
+		x = v.f
+	case k == skString:
+		x = v.s
+	case k == skBool:
+		x = v.b
+	}
+	e, err := Literal(x, scTypeOf(k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// operand is one side of a call in a test: a column or a literal.
+type operand struct {
+	e   Expr
+	val func(i int) rv
+}
+
+// operands yields the test shapes of a binary call over kinds lk, rk:
+// column/column, column/literal, literal/column, literal/literal and a
+// NULL literal on either side.
+func operands(t *testing.T, r *rand.Rand, tb *testBatch, lk, rk scKind) [][2]operand {
+	col := func(k scKind, side string) operand {
+		vals := tb.vals[colName(k, side)]
+		return operand{e: tb.col(colName(k, side)), val: func(i int) rv { return vals[i] }}
+	}
+	lit := func(k scKind) operand {
+		v := genVal(r, k)
+		return operand{e: literalOf(t, v, k), val: func(int) rv { return v }}
+	}
+	null := func(k scKind) operand {
+		return operand{e: literalOf(t, rv{null: true}, k), val: func(int) rv { return rv{null: true} }}
+	}
+	return [][2]operand{
+		{col(lk, "a"), col(rk, "b")},
+		{col(lk, "a"), col(rk, "a")},
+		{col(lk, "a"), lit(rk)},
+		{lit(lk), col(rk, "b")},
+		{lit(lk), lit(rk)},
+		{null(lk), col(rk, "b")},
+		{col(lk, "a"), null(rk)},
+	}
+}

@@ -1,0 +1,519 @@
+package kernels
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/clink-dev/clink/vector"
+)
+
+// WindowAggConfig configures a grouped window aggregation.
+type WindowAggConfig struct {
+	Input  *arrow.Schema
+	Window WindowSpec
+	// TimeCol is the event-time column: int64 epoch-ms or timestamp(ms).
+	TimeCol int
+	// Keys are the GROUP BY columns besides the window (int8/16/32/64,
+	// float32/64, string, bool, date32, timestamp). NULL is a group of its
+	// own; NaN groups with NaN and -0 with +0.
+	Keys []int
+	// KeyNames name the key output columns; nil: the input field names.
+	KeyNames []string
+	Aggs     []AggSpec
+	// MaxOutputRows caps the rows of each record Advance returns
+	// (0: 8192, the engine's micro-batch size).
+	MaxOutputRows int
+}
+
+// WindowAgg is a grouped window aggregation (TUMBLE, HOP, CUMULATE,
+// SESSION) over event time, with DESIGN §3 semantics: per-row lateness
+// against the row's own partition watermark, windows firing when the
+// watermark reaches their end.
+//
+// Rows are processed column-wise: windows are assigned into a []int64 of
+// window ends (HOP and CUMULATE expand to (row, window) entries), keys are
+// hashed into a []uint64 one key column at a time, an open-addressing table
+// that persists across batches maps each (window, key) entry to a dense
+// int32 group id, and every accumulator then updates its typed columns in
+// one loop over (gid[k], value[k]). Nothing on that path allocates per row,
+// uses maps or calls through an interface per row.
+//
+// State is columnar and enumerable for snapshots: the table's ids with
+// their window end and key columns (htTable), the open windows and their
+// group ids in first-appearance order (wins), and the accumulator columns
+// indexed by group id (aggs). For SESSION the table maps keys to key ids
+// and sessions are groups of their own (winSessions).
+type WindowAgg struct {
+	cfg    WindowAggConfig
+	spec   WindowSpec
+	mem    memory.Allocator
+	schema *arrow.Schema
+	tbl    *htTable
+	aggs   *aggPlan
+	maxOut int
+	colIDs []arrow.Type // expected type IDs of used input columns, by index
+
+	wm       int64
+	late     int64
+	nullTime int64
+	seq      int64 // entries consumed: orders groups by first appearance
+
+	// TUMBLE/HOP/CUMULATE: group id == table id; the window end is part of
+	// the table key and identifies the window for all three kinds.
+	gseq     []int64 // per gid: seq of the entry that created it
+	wins     []*winWindow
+	winByEnd map[int64]*winWindow
+	lastWin  *winWindow
+	curStart int64 // TUMBLE assignment cache: the last window seen
+	curEnd   int64
+	spare    [][]int32
+
+	sess *winSessions
+
+	// Scratch reused across calls.
+	ends   []int64 // per entry: window end (SESSION: the row's ts)
+	rows   []int32 // per entry: physical row
+	iota   []int32
+	zeros  []int64
+	cols   []arrow.Array
+	fired  []int32
+	fstart []int64
+	fend   []int64
+}
+
+// winWindow is one open TUMBLE/HOP/CUMULATE window.
+type winWindow struct {
+	start, end int64
+	gids       []int32 // creation order = first appearance, unless unsorted
+	lastSeq    int64
+	unsorted   bool // a re-probed group was created out of order
+}
+
+// NewWindowAgg validates cfg and returns an empty aggregation. mem
+// allocates the output records.
+func NewWindowAgg(cfg WindowAggConfig, mem memory.Allocator) (*WindowAgg, error) {
+	if cfg.Input == nil {
+		return nil, fmt.Errorf("window aggregate: no input schema")
+	}
+	if err := cfg.Window.Validate(); err != nil {
+		return nil, fmt.Errorf("window aggregate: %w", err)
+	}
+	nf := cfg.Input.NumFields()
+	if cfg.TimeCol < 0 || cfg.TimeCol >= nf {
+		return nil, fmt.Errorf("window aggregate: time column %d out of range [0,%d)", cfg.TimeCol, nf)
+	}
+	tf := cfg.Input.Field(cfg.TimeCol)
+	if err := winTimeType(tf.Type); err != nil {
+		return nil, fmt.Errorf("window aggregate: column %q: %w", tf.Name, err)
+	}
+	if cfg.KeyNames != nil && len(cfg.KeyNames) != len(cfg.Keys) {
+		return nil, fmt.Errorf("window aggregate: %d key names for %d keys", len(cfg.KeyNames), len(cfg.Keys))
+	}
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	w := &WindowAgg{
+		cfg:      cfg,
+		spec:     cfg.Window,
+		mem:      mem,
+		maxOut:   cfg.MaxOutputRows,
+		wm:       winNoWatermark,
+		winByEnd: map[int64]*winWindow{},
+		curStart: math.MaxInt64,
+		curEnd:   math.MinInt64,
+		colIDs:   make([]arrow.Type, nf),
+	}
+	if w.maxOut <= 0 {
+		w.maxOut = 8192
+	}
+	for i := range w.colIDs {
+		w.colIDs[i] = arrow.NULL
+	}
+	w.colIDs[cfg.TimeCol] = tf.Type.ID()
+
+	fields := []arrow.Field{
+		{Name: "window_start", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "window_end", Type: arrow.PrimitiveTypes.Int64},
+	}
+	keys := make([]htKeyCol, len(cfg.Keys))
+	for i, c := range cfg.Keys {
+		if c < 0 || c >= nf {
+			return nil, fmt.Errorf("window aggregate: key %d: column %d out of range [0,%d)", i, c, nf)
+		}
+		f := cfg.Input.Field(c)
+		kc, err := newHTKeyCol(f.Type)
+		if err != nil {
+			return nil, fmt.Errorf("window aggregate: key column %q: %w", f.Name, err)
+		}
+		keys[i] = kc
+		w.colIDs[c] = f.Type.ID()
+		name := f.Name
+		if cfg.KeyNames != nil {
+			name = cfg.KeyNames[i]
+		}
+		fields = append(fields, arrow.Field{Name: name, Type: f.Type, Nullable: f.Nullable})
+	}
+	plan, err := newAggPlan(cfg.Input, cfg.Aggs)
+	if err != nil {
+		return nil, fmt.Errorf("window aggregate: %w", err)
+	}
+	for _, c := range plan.cols {
+		if c >= 0 {
+			w.colIDs[c] = cfg.Input.Field(c).Type.ID()
+		}
+	}
+	w.aggs = plan
+	w.schema = arrow.NewSchema(append(fields, plan.fields...), nil)
+	w.tbl = newHTTable(keys)
+	w.cols = make([]arrow.Array, len(keys))
+	if cfg.Window.Kind == WindowSession {
+		w.sess = &winSessions{gap: cfg.Window.Gap}
+	}
+	return w, nil
+}
+
+// OutputSchema is window_start, window_end (int64), the key columns, then
+// the aggregates.
+func (w *WindowAgg) OutputSchema() *arrow.Schema { return w.schema }
+
+// Watermark is the last watermark passed to Advance.
+func (w *WindowAgg) Watermark() int64 { return w.wm }
+
+// LateRows counts rows dropped as late from at least one of their windows
+// (a HOP/CUMULATE row late for some windows still counts in the others).
+func (w *WindowAgg) LateRows() int64 { return w.late }
+
+// NullTimeRows counts rows dropped because their event time was NULL.
+func (w *WindowAgg) NullTimeRows() int64 { return w.nullTime }
+
+// Groups is the number of live (window, key) groups (sessions for SESSION).
+func (w *WindowAgg) Groups() int {
+	if w.sess != nil {
+		return w.sess.n
+	}
+	return w.tbl.n
+}
+
+func (w *WindowAgg) check(b *vector.Batch) error {
+	if b.Rec.NumCols() != int64(len(w.colIDs)) {
+		return fmt.Errorf("window aggregate: batch has %d columns, schema has %d", b.Rec.NumCols(), len(w.colIDs))
+	}
+	for i, id := range w.colIDs {
+		if id != arrow.NULL && b.Column(i).DataType().ID() != id {
+			return fmt.Errorf("window aggregate: column %d (%s) is %s, want %s",
+				i, w.cfg.Input.Field(i).Name, b.Column(i).DataType(), w.cfg.Input.Field(i).Type)
+		}
+	}
+	if b.RowWatermark != nil && len(b.RowWatermark) != b.NumRows() {
+		return fmt.Errorf("window aggregate: %d row watermarks for %d rows", len(b.RowWatermark), b.NumRows())
+	}
+	return nil
+}
+
+// Add folds the live rows of b into their windows. Rows with a NULL event
+// time are dropped (NullTimeRows); a row is late for a window whose end is
+// <= max(its RowWatermark, the current watermark) and is dropped from that
+// window only. b stays owned by the caller.
+func (w *WindowAgg) Add(b *vector.Batch) error {
+	if err := w.check(b); err != nil {
+		return err
+	}
+	n := w.assign(b)
+	if n == 0 {
+		return nil
+	}
+	rows := w.rows[:n]
+	if w.spec.Kind != WindowHop && w.spec.Kind != WindowCumulate && b.Sel == nil && n == b.NumRows() {
+		rows = nil // every row is an entry, in order
+	}
+	for i, c := range w.cfg.Keys {
+		w.cols[i] = b.Column(c)
+	}
+	if w.sess != nil {
+		w.addSessions(b, rows, n)
+		return nil
+	}
+	ids := w.tbl.lookup(w.ends, rows, w.cols, n)
+	if sz := w.tbl.size(); sz > len(w.gseq) {
+		w.gseq = append(w.gseq, make([]int64, sz-len(w.gseq))...)
+		w.aggs.grow(sz)
+	}
+	for j, id := range w.tbl.newIDs {
+		k := w.tbl.newK[j]
+		w.register(id, w.ends[k], w.seq+int64(k))
+	}
+	w.update(b, ids, rows)
+	w.seq += int64(n)
+	return nil
+}
+
+func (w *WindowAgg) update(b *vector.Batch, gids []int32, rows []int32) {
+	for i, st := range w.aggs.states {
+		var arr arrow.Array
+		if c := w.aggs.cols[i]; c >= 0 {
+			arr = b.Column(c)
+		}
+		st.update(gids, arr, rows)
+	}
+}
+
+// assign fills w.ends and w.rows with the batch's (row, window end)
+// entries that are not late (SESSION: w.ends holds the row's time) and
+// returns their number.
+func (w *WindowAgg) assign(b *vector.Batch) int {
+	nrows := b.NumRows()
+	live := b.Sel
+	if live == nil {
+		if len(w.iota) < nrows {
+			w.iota = make([]int32, nrows)
+			for i := range w.iota {
+				w.iota[i] = int32(i)
+			}
+		}
+		live = w.iota[:nrows]
+	}
+	tsArr := b.Column(w.cfg.TimeCol)
+	tsv := arrow.GetValues[int64](tsArr.Data(), 1)
+	var nullBM []byte
+	nullOff := tsArr.Data().Offset()
+	if tsArr.NullN() > 0 {
+		nullBM = tsArr.NullBitmapBytes()
+	}
+	rwm := b.RowWatermark
+	wm := w.wm
+	sp := w.spec
+
+	switch sp.Kind {
+	case WindowTumble, WindowSession:
+		ends := winGrow(w.ends, len(live))
+		rows := winGrow(w.rows, len(live))
+		w.ends, w.rows = ends, rows
+		j := 0
+		if sp.Kind == WindowSession {
+			for _, r := range live {
+				if nullBM != nil && !bitutil.BitIsSet(nullBM, nullOff+int(r)) {
+					w.nullTime++
+					continue
+				}
+				ts := tsv[r]
+				lim := wm
+				if rwm != nil && rwm[r] > lim {
+					lim = rwm[r]
+				}
+				if ts+sp.Gap <= lim {
+					w.late++
+					continue
+				}
+				ends[j], rows[j] = ts, r
+				j++
+			}
+			return j
+		}
+		cs, ce := w.curStart, w.curEnd
+		for _, r := range live {
+			if nullBM != nil && !bitutil.BitIsSet(nullBM, nullOff+int(r)) {
+				w.nullTime++
+				continue
+			}
+			ts := tsv[r]
+			if ts < cs || ts >= ce {
+				cs = winAlign(ts, sp.Size, sp.Offset)
+				ce = cs + sp.Size
+			}
+			lim := wm
+			if rwm != nil && rwm[r] > lim {
+				lim = rwm[r]
+			}
+			if ce <= lim {
+				w.late++
+				continue
+			}
+			ends[j], rows[j] = ce, r
+			j++
+		}
+		w.curStart, w.curEnd = cs, ce
+		return j
+
+	case WindowHop:
+		ends, rows := w.ends[:0], w.rows[:0]
+		for _, r := range live {
+			if nullBM != nil && !bitutil.BitIsSet(nullBM, nullOff+int(r)) {
+				w.nullTime++
+				continue
+			}
+			ts := tsv[r]
+			lim := wm
+			if rwm != nil && rwm[r] > lim {
+				lim = rwm[r]
+			}
+			last := winAlign(ts, sp.Slide, sp.Offset) // latest start <= ts
+			d := ts - last
+			if d >= sp.Size {
+				continue // size < slide: the row falls between windows
+			}
+			late := false
+			// Starts last-m*slide for m < ceil((size-d)/slide), oldest first.
+			for m := (sp.Size - d + sp.Slide - 1) / sp.Slide; m > 0; m-- {
+				end := last - (m-1)*sp.Slide + sp.Size
+				if end <= lim {
+					late = true
+					continue
+				}
+				ends = append(ends, end)
+				rows = append(rows, r)
+			}
+			if late {
+				w.late++
+			}
+		}
+		w.ends, w.rows = ends, rows
+		return len(ends)
+
+	case WindowCumulate:
+		ends, rows := w.ends[:0], w.rows[:0]
+		steps := sp.Size / sp.Step
+		for _, r := range live {
+			if nullBM != nil && !bitutil.BitIsSet(nullBM, nullOff+int(r)) {
+				w.nullTime++
+				continue
+			}
+			ts := tsv[r]
+			lim := wm
+			if rwm != nil && rwm[r] > lim {
+				lim = rwm[r]
+			}
+			base := winAlign(ts, sp.Size, sp.Offset)
+			late := false
+			for j := (ts-base)/sp.Step + 1; j <= steps; j++ {
+				end := base + j*sp.Step
+				if end <= lim {
+					late = true
+					continue
+				}
+				ends = append(ends, end)
+				rows = append(rows, r)
+			}
+			if late {
+				w.late++
+			}
+		}
+		w.ends, w.rows = ends, rows
+		return len(ends)
+	}
+	return 0
+}
+
+// windowStart is the start of the TUMBLE/HOP/CUMULATE window ending at end.
+func (w *WindowAgg) windowStart(end int64) int64 {
+	if w.spec.Kind == WindowCumulate {
+		return winAlign(end-1, w.spec.Size, w.spec.Offset)
+	}
+	return end - w.spec.Size
+}
+
+func (w *WindowAgg) register(id int32, end, seq int64) {
+	win := w.lastWin
+	if win == nil || win.end != end {
+		win = w.winByEnd[end]
+		if win == nil {
+			win = &winWindow{start: w.windowStart(end), end: end, lastSeq: math.MinInt64}
+			if n := len(w.spare); n > 0 {
+				win.gids = w.spare[n-1][:0]
+				w.spare = w.spare[:n-1]
+			}
+			w.winByEnd[end] = win
+			i, _ := slices.BinarySearchFunc(w.wins, end, func(x *winWindow, e int64) int { return cmp.Compare(x.end, e) })
+			w.wins = slices.Insert(w.wins, i, win)
+		}
+		w.lastWin = win
+	}
+	if seq < win.lastSeq {
+		win.unsorted = true
+	}
+	win.lastSeq = seq
+	win.gids = append(win.gids, id)
+	w.gseq[id] = seq
+}
+
+// Advance moves the watermark to wm (a smaller wm is ignored) and returns
+// the rows of every window with end <= wm, ordered by window end, window
+// start, then the group's first appearance, in records of at most
+// MaxOutputRows rows. The state of those windows is freed. The caller owns
+// the records. Advance(math.MaxInt64) is the end-of-input flush.
+func (w *WindowAgg) Advance(wm int64) ([]arrow.RecordBatch, error) {
+	if wm <= w.wm {
+		return nil, nil
+	}
+	w.wm = wm
+	if w.sess != nil {
+		return w.fireSessions(wm), nil
+	}
+	nf := 0
+	for nf < len(w.wins) && w.wins[nf].end <= wm {
+		nf++
+	}
+	if nf == 0 {
+		return nil, nil
+	}
+	gids, starts, ends := w.fired[:0], w.fstart[:0], w.fend[:0]
+	for _, win := range w.wins[:nf] {
+		if win.unsorted {
+			seq := w.gseq
+			slices.SortFunc(win.gids, func(a, b int32) int { return cmp.Compare(seq[a], seq[b]) })
+		}
+		gids = append(gids, win.gids...)
+		for range win.gids {
+			starts = append(starts, win.start)
+			ends = append(ends, win.end)
+		}
+	}
+	w.fired, w.fstart, w.fend = gids, starts, ends
+	recs := w.emit(gids, gids, starts, ends)
+	w.aggs.reset(gids)
+	w.tbl.remove(gids)
+	for _, win := range w.wins[:nf] {
+		delete(w.winByEnd, win.end)
+		w.spare = append(w.spare, win.gids)
+		if w.lastWin == win {
+			w.lastWin = nil
+		}
+	}
+	clear(w.wins[:nf])
+	w.wins = append(w.wins[:0], w.wins[nf:]...)
+	return recs, nil
+}
+
+// emit builds output records for groups gids with key ids kids.
+func (w *WindowAgg) emit(gids, kids []int32, starts, ends []int64) []arrow.RecordBatch {
+	var recs []arrow.RecordBatch
+	cols := make([]arrow.Array, w.schema.NumFields())
+	for lo := 0; lo < len(gids); lo += w.maxOut {
+		hi := min(lo+w.maxOut, len(gids))
+		cols = cols[:0]
+		cols = append(cols, winInt64Array(w.mem, starts[lo:hi]), winInt64Array(w.mem, ends[lo:hi]))
+		for _, c := range w.tbl.keys {
+			cols = append(cols, c.build(w.mem, kids[lo:hi]))
+		}
+		for _, o := range w.aggs.outs {
+			cols = append(cols, w.aggs.states[o.state].build(w.mem, o.fn, gids[lo:hi]))
+		}
+		recs = append(recs, array.NewRecordBatch(w.schema, cols, int64(hi-lo)))
+		for _, c := range cols {
+			c.Release()
+		}
+	}
+	return recs
+}
+
+func winInt64Array(mem memory.Allocator, v []int64) arrow.Array {
+	o := winNewFixed[int64](mem, arrow.PrimitiveTypes.Int64, len(v))
+	copy(o.vals, v)
+	return o.finish()
+}
