@@ -154,6 +154,19 @@ func wtRandomCase(seed uint64) wtCase {
 	if spec.Kind == WindowHop && spec.Size/spec.Slide > 40 {
 		spec.Slide = spec.Size / 40
 	}
+	// On a grid, times land exactly on window bounds and watermarks, which
+	// tests the <= of "late if end <= watermark" and touching sessions.
+	grid := int64(1)
+	if rng.IntN(2) == 0 {
+		grid = []int64{10, 100, 250}[rng.IntN(3)]
+		up := func(v int64) int64 { return max(grid, v/grid*grid) }
+		spec.Size, spec.Slide, spec.Gap = up(spec.Size), up(spec.Slide), up(spec.Gap)
+		spec.Offset = spec.Offset / grid * grid
+		if spec.Kind == WindowCumulate {
+			spec.Step = up(spec.Step)
+			spec.Size = spec.Step * (1 + rng.Int64N(6))
+		}
+	}
 	var keys []int
 	for _, k := range []int{wtKI64, wtKStr, wtKF32, wtKBool, wtKI8} {
 		if rng.IntN(3) == 0 {
@@ -199,7 +212,7 @@ func wtRandomCase(seed uint64) wtCase {
 	parts := 1 + rng.IntN(4)
 	rate := rng.Int64N(25)
 	jitter := 1 + rng.Int64N(2500)
-	lag := rng.Int64N(2*jitter + 1)
+	lag := rng.Int64N(2*jitter+1) / grid * grid
 	t0 := -rng.Int64N(40000)
 	partWM := make([]int64, parts)
 	for i := range partWM {
@@ -208,7 +221,7 @@ func wtRandomCase(seed uint64) wtCase {
 	opWM := int64(math.MinInt64)
 	pAdvance := []float64{0.001, 0.02, 0.2}[rng.IntN(3)]
 	for i := 0; i < n; i++ {
-		ts := t0 + int64(i)*rate + rng.Int64N(2*jitter) - jitter
+		ts := wtFloorDiv(t0+int64(i)*rate+rng.Int64N(2*jitter)-jitter, grid) * grid
 		p := rng.IntN(parts)
 		row := &wtRow{vals: wtRandomRow(rng, ts, nkeys), rowWM: partWM[p]}
 		c.events = append(c.events, wtEvent{row: row})
@@ -217,11 +230,11 @@ func wtRandomCase(seed uint64) wtCase {
 		}
 		if rng.Float64() < pAdvance {
 			wm := slices.Min(partWM)
-			switch rng.IntN(10) {
-			case 0:
+			switch rng.IntN(30) {
+			case 0, 1, 2:
 				wm = opWM - rng.Int64N(100) // ignored: never decreases
-			case 1:
-				wm += rng.Int64N(5000) // a partition went idle
+			case 3:
+				wm += rng.Int64N(5000) / grid * grid // a partition went idle
 			}
 			c.events = append(c.events, wtEvent{advance: true, wm: wm})
 			opWM = max(opWM, wm)

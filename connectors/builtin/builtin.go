@@ -3,6 +3,7 @@ package builtin
 
 import (
 	"github.com/clink-dev/clink/connectors"
+	"github.com/clink-dev/clink/connectors/blackhole"
 	"github.com/clink-dev/clink/connectors/file"
 	"github.com/clink-dev/clink/connectors/print"
 )
@@ -16,6 +17,7 @@ func Registry() *connectors.Registry {
 
 // Register adds the built-in connectors to r.
 func Register(r *connectors.Registry) {
+	r.Register(blackhole.Connector{})
 	r.Register(file.Connector{})
 	r.Register(print.Connector{})
 }

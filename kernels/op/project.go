@@ -2,6 +2,7 @@ package op
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -41,7 +42,10 @@ func (p *Project) Process(b *vector.Batch, out engine.Output) error {
 				c.Release()
 			}
 			b.Release()
-			return fmt.Errorf("column %s: %w", p.Schema.Field(i).Name, err)
+			if name := p.Schema.Field(i).Name; !strings.HasPrefix(name, "$") {
+				return fmt.Errorf("column %s: %w", name, err)
+			}
+			return err
 		}
 		cols[i] = c
 	}

@@ -18,7 +18,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/clink-dev/clink/examples/sensors/internal/workload"
+	"github.com/clink-dev/clink/bench/workload"
 )
 
 func main() {

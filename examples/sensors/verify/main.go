@@ -37,7 +37,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/clink-dev/clink/examples/sensors/internal/workload"
+	"github.com/clink-dev/clink/bench/workload"
 )
 
 // avgRelTol is the relative tolerance for avg_temp: the engine sums doubles,

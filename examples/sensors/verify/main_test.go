@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clink-dev/clink/examples/sensors/internal/workload"
+	"github.com/clink-dev/clink/bench/workload"
 )
 
 // outRow is one row as the pipeline writes it.

@@ -1,0 +1,402 @@
+package json
+
+import (
+	"bytes"
+	stdjson "encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// refDecode is the row-at-a-time reference: encoding/json validates the
+// line and splits it into ordered keys and raw values; each value is then
+// converted by the documented rules with encoding/json, math/big and time.
+// It renders the row as rows() does.
+func refDecode(schema *arrow.Schema, line []byte) (string, error) {
+	if len(bytes.Trim(line, " \t\r\n")) == 0 {
+		return "", errors.New("empty line")
+	}
+	if !stdjson.Valid(line) {
+		return "", errors.New("invalid JSON")
+	}
+	dec := stdjson.NewDecoder(bytes.NewReader(line))
+	if tok, _ := dec.Token(); tok != stdjson.Delim('{') {
+		return "", errors.New("not an object")
+	}
+	cells := make([]string, schema.NumFields())
+	for c := range cells {
+		cells[c] = "null"
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", err
+		}
+		key := tok.(string)
+		var raw stdjson.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return "", err
+		}
+		c := refMatch(schema, key)
+		if c < 0 {
+			continue
+		}
+		v, err := refValue(schema.Field(c).Type, raw)
+		if err != nil {
+			return "", fmt.Errorf("field %q: %w", schema.Field(c).Name, err)
+		}
+		cells[c] = v
+	}
+	return strings.Join(cells, " | "), nil
+}
+
+func refMatch(schema *arrow.Schema, key string) int {
+	for c, f := range schema.Fields() {
+		if f.Name == key {
+			return c
+		}
+	}
+	for c, f := range schema.Fields() {
+		if strings.EqualFold(f.Name, key) {
+			return c
+		}
+	}
+	return -1
+}
+
+var refTimestamp = regexp.MustCompile(`^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d{1,9})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)?$`)
+
+func refValue(t arrow.DataType, raw []byte) (string, error) {
+	if string(raw) == "null" {
+		return "null", nil
+	}
+	isNum := raw[0] == '-' || ('0' <= raw[0] && raw[0] <= '9')
+	switch t.ID() {
+	case arrow.STRING:
+		if raw[0] != '"' {
+			return "", errors.New("not a string")
+		}
+		var s string
+		if err := stdjson.Unmarshal(raw, &s); err != nil {
+			return "", err
+		}
+		return strconv.Quote(s), nil
+	case arrow.BOOL:
+		if raw[0] != 't' && raw[0] != 'f' {
+			return "", errors.New("not a bool")
+		}
+		var b bool
+		err := stdjson.Unmarshal(raw, &b)
+		return strconv.FormatBool(b), err
+	case arrow.FLOAT64:
+		if !isNum {
+			return "", errors.New("not a number")
+		}
+		var f float64
+		err := stdjson.Unmarshal(raw, &f)
+		return strconv.FormatFloat(f, 'g', -1, 64) + signOf(math.Signbit(f)), err
+	case arrow.FLOAT32:
+		if !isNum {
+			return "", errors.New("not a number")
+		}
+		var f float32
+		err := stdjson.Unmarshal(raw, &f)
+		return strconv.FormatFloat(float64(f), 'g', -1, 32) + signOf(math.Signbit(float64(f))), err
+	case arrow.TIMESTAMP:
+		if raw[0] == '"' {
+			var s string
+			if err := stdjson.Unmarshal(raw, &s); err != nil {
+				return "", err
+			}
+			if !refTimestamp.MatchString(s) {
+				return "", errors.New("not a timestamp")
+			}
+			s = strings.Replace(s, " ", "T", 1)
+			layout := "2006-01-02T15:04:05Z07:00"
+			if !strings.HasSuffix(s, "Z") && !strings.ContainsAny(s[19:], "+-") {
+				layout = "2006-01-02T15:04:05"
+			}
+			tm, err := time.Parse(layout, s)
+			if err != nil {
+				return "", err
+			}
+			return strconv.FormatInt(tm.UnixMilli(), 10), nil
+		}
+		return refInt(raw, math.MinInt64, math.MaxInt64)
+	case arrow.INT8:
+		return refInt(raw, math.MinInt8, math.MaxInt8)
+	case arrow.INT16:
+		return refInt(raw, math.MinInt16, math.MaxInt16)
+	case arrow.INT32:
+		return refInt(raw, math.MinInt32, math.MaxInt32)
+	case arrow.INT64:
+		return refInt(raw, math.MinInt64, math.MaxInt64)
+	}
+	panic(t)
+}
+
+// refInt converts a JSON number whose exact value is an integer.
+func refInt(raw []byte, lo, hi int64) (string, error) {
+	if raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
+		return "", errors.New("not a number")
+	}
+	s := string(raw)
+	// big.Rat would compute 10^exp; settle huge exponents first.
+	if k := strings.IndexAny(s, "eE"); k >= 0 {
+		e, err := strconv.Atoi(strings.TrimPrefix(s[k+1:], "+"))
+		if err != nil || e > 400 || e < -400 {
+			zero := strings.Trim(s[:k], "-0.") == ""
+			switch {
+			case zero:
+				return "0", nil
+			case (err == nil && e > 0) || (err != nil && s[k+1] != '-'):
+				return "", errors.New("out of range")
+			default:
+				return "", errors.New("not an integer")
+			}
+		}
+	}
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return "", errors.New("bad number")
+	}
+	if !r.IsInt() {
+		return "", errors.New("not an integer")
+	}
+	n := r.Num()
+	if !n.IsInt64() || n.Int64() < lo || n.Int64() > hi {
+		return "", errors.New("out of range")
+	}
+	return n.String(), nil
+}
+
+var refSchema = schemaOf(field("sensor_id", tString), field("ts", tTS), field("temperature", tF64),
+	field("i8", tInt8), field("i16", tInt16), field("i32", tInt32), field("f32", tF32),
+	field("ok", tBool), field("Name", tString), field("name", tString))
+
+// lineGen generates JSON lines around refSchema: mostly well-formed, with
+// wrong types, unknown nested fields, escapes, duplicates, odd spacing and
+// occasional corruption.
+type lineGen struct{ r *rand.Rand }
+
+func (g lineGen) pick(s ...string) string { return s[g.r.IntN(len(s))] }
+
+func (g lineGen) ws() string {
+	if g.r.IntN(4) == 0 {
+		return g.pick(" ", "\t", "  ", "\r\n ", "")
+	}
+	return ""
+}
+
+func (g lineGen) str() string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for n := g.r.IntN(20); n > 0; n-- {
+		switch g.r.IntN(12) {
+		case 0:
+			b.WriteString(g.pick(`\n`, `\t`, `\"`, `\\`, `\/`, `\b`, `\f`, `\r`))
+		case 1:
+			fmt.Fprintf(&b, `\u%04x`, g.r.IntN(0x10000))
+		case 2:
+			b.WriteString(g.pick("é", "✓", "😀", "\xff", "\xc3", "\u2028", "<&>", "\x7f"))
+		case 3:
+			b.WriteString(g.pick(`\ud83d\ude00`, `\ud83d`, `\ude00`))
+		default:
+			b.WriteByte(byte('a' + g.r.IntN(26)))
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func (g lineGen) num() string {
+	switch g.r.IntN(10) {
+	case 0:
+		return strconv.FormatInt(g.r.Int64(), 10)
+	case 1:
+		return strconv.FormatInt(int64(g.r.Int32N(1000))-500, 10)
+	case 2:
+		return strconv.FormatFloat(g.r.NormFloat64()*1e3, 'g', -1, 64)
+	case 3:
+		return strconv.FormatFloat(math.Float64frombits(g.r.Uint64()), 'g', -1, 64)
+	case 4:
+		return g.pick("0", "-0", "3.0", "1e2", "1E-2", "-1.5e+3", "127", "128", "-129", "32768", "2147483648",
+			"9223372036854775807", "9223372036854775808", "-9223372036854775808", "1e400", "1e-400",
+			"123456789012345678901234567890", "0.1", "2.5e-324", "4.9e-324", "1.7976931348623159e308")
+	case 5:
+		return fmt.Sprintf("%d.%d", g.r.IntN(100), g.r.IntN(100))
+	case 6:
+		return fmt.Sprintf("%de%d", g.r.IntN(100), g.r.IntN(40)-20)
+	default:
+		return fmt.Sprintf("%d.%d", g.r.IntN(50)-10, g.r.IntN(10))
+	}
+}
+
+func (g lineGen) nested(depth int) string {
+	if depth > 3 {
+		return g.scalar()
+	}
+	switch g.r.IntN(3) {
+	case 0:
+		var parts []string
+		for n := g.r.IntN(4); n > 0; n-- {
+			parts = append(parts, g.ws()+g.str()+g.ws()+":"+g.ws()+g.nested(depth+1))
+		}
+		return "{" + strings.Join(parts, ",") + g.ws() + "}"
+	case 1:
+		var parts []string
+		for n := g.r.IntN(4); n > 0; n-- {
+			parts = append(parts, g.ws()+g.nested(depth+1)+g.ws())
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	}
+	return g.scalar()
+}
+
+func (g lineGen) scalar() string {
+	switch g.r.IntN(5) {
+	case 0:
+		return g.str()
+	case 1:
+		return g.pick("true", "false", "null")
+	case 2:
+		return g.pick(`"2026-03-01 08:00:00"`, `"2026-03-01T08:00:00.123+01:00"`, `"2026-03-01T08:00:00Z"`,
+			`"2024-02-29 23:59:59.9"`, `"2023-02-29 00:00:00"`, `"1969-12-31T23:59:59.999999-00:30"`, `"2026-03-01"`)
+	}
+	return g.num()
+}
+
+func (g lineGen) key() string {
+	if g.r.IntN(6) == 0 {
+		return g.pick(`"extra"`, `"nested"`, `"SENSOR_ID"`, `"Temperature"`, `"NAME"`, `"te\u006dperature"`, `"ſensor_id"`, `""`)
+	}
+	k := refSchema.Field(g.r.IntN(refSchema.NumFields())).Name
+	return `"` + k + `"`
+}
+
+func (g lineGen) line() string {
+	var parts []string
+	for n := g.r.IntN(8); n > 0; n-- {
+		v := g.scalar()
+		if g.r.IntN(5) == 0 {
+			v = g.nested(0)
+		}
+		parts = append(parts, g.ws()+g.key()+g.ws()+":"+g.ws()+v+g.ws())
+	}
+	l := g.ws() + "{" + strings.Join(parts, ",") + "}" + g.ws()
+	if len(parts) == 0 {
+		l = g.ws() + "{" + g.ws() + "}" + g.ws()
+	}
+	switch g.r.IntN(12) {
+	case 0: // cut short
+		l = l[:g.r.IntN(len(l)+1)]
+	case 1: // one byte replaced
+		b := []byte(l)
+		b[g.r.IntN(len(b))] = g.pick(`"`, `}`, `{`, `,`, `:`, `\`, "x", "0", "\x00", "]")[0]
+		l = string(b)
+	case 2: // trailing data
+		l += g.pick("x", "{}", ",", "1")
+	}
+	return l
+}
+
+// checkAgainstReference appends line to d and compares the outcome with
+// refDecode. d must be empty; it is left empty.
+func checkAgainstReference(t *testing.T, d *Decoder, line []byte) {
+	t.Helper()
+	want, refErr := refDecode(refSchema, line)
+	err := d.Append(line)
+	if err != nil {
+		var re *RecordError
+		if !errors.As(err, &re) {
+			t.Fatalf("%q: error %v is not a *RecordError", line, err)
+		}
+		if d.Len() != 0 {
+			t.Fatalf("%q: rejected, but Len is %d", line, d.Len())
+		}
+	}
+	switch {
+	case err != nil && refErr == nil:
+		t.Fatalf("%q: decoder: %v; reference accepts: %s", line, err, want)
+	case err == nil && refErr != nil:
+		t.Fatalf("%q: decoder accepts, reference: %v", line, refErr)
+	case err != nil:
+		return
+	}
+	rec := d.Flush()
+	defer rec.Release()
+	if verr := validate(rec); verr != nil {
+		t.Fatalf("%q: %v", line, verr)
+	}
+	if got := rows(rec); len(got) != 1 || got[0] != want {
+		t.Fatalf("%q:\n got %v\nwant %s", line, got, want)
+	}
+}
+
+func TestDecodeMatchesReference(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	d := NewDecoder(refSchema, mem, Options{})
+	defer d.Release()
+	g := lineGen{rand.New(rand.NewPCG(7, 11))}
+	n := 200000
+	if testing.Short() {
+		n = 20000
+	}
+	accepted := 0
+	for range n {
+		line := []byte(g.line())
+		checkAgainstReference(t, d, line)
+		if _, err := refDecode(refSchema, line); err == nil {
+			accepted++
+		}
+	}
+	// The generator must exercise both outcomes.
+	if accepted < n/10 || accepted > n*9/10 {
+		t.Errorf("%d of %d lines accepted", accepted, n)
+	}
+}
+
+// TestDecodeBatchMatchesReference decodes generated lines into batches of
+// random sizes and compares every row with the reference.
+func TestDecodeBatchMatchesReference(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	d := NewDecoder(refSchema, mem, Options{})
+	defer d.Release()
+	r := rand.New(rand.NewPCG(3, 5))
+	g := lineGen{r}
+	for _, size := range []int{1, 7, 1024, 1 + r.IntN(3000)} {
+		var want []string
+		for len(want) < size {
+			line := []byte(g.line())
+			w, refErr := refDecode(refSchema, line)
+			err := d.Append(line)
+			if (err == nil) != (refErr == nil) {
+				t.Fatalf("%q: decoder %v, reference %v", line, err, refErr)
+			}
+			if err == nil {
+				want = append(want, w)
+			}
+		}
+		rec := d.Flush()
+		if err := validate(rec); err != nil {
+			t.Fatal(err)
+		}
+		got := rows(rec)
+		rec.Release()
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("batch of %d differs", size)
+		}
+	}
+}
