@@ -61,7 +61,9 @@ CREATE TABLE sink (sensor_id STRING, window_start BIGINT, window_end BIGINT, rea
 %s;`, quote(path), sink, SensorsQuery)
 }
 
-func quote(s string) string { return "'" + string(bytes.ReplaceAll([]byte(s), []byte("'"), []byte("''"))) + "'" }
+func quote(s string) string {
+	return "'" + string(bytes.ReplaceAll([]byte(s), []byte("'"), []byte("''"))) + "'"
+}
 
 // WriteSensors writes the workload with n readings over the given number of
 // sensors to path (skipped if a file of the same definition is there).

@@ -21,8 +21,6 @@ type Table struct {
 	EventTimeCol int
 	// WatermarkLag is watermark_lag_ms.
 	WatermarkLag int64
-	// IdleTimeout is idle_timeout_ms (0 = never idle).
-	IdleTimeout time.Duration
 	Runtime     Runtime
 }
 
@@ -34,7 +32,6 @@ type Runtime struct {
 	Mem       memory.Allocator
 	Stdout    io.Writer
 	Stderr    io.Writer
-	// SinkWrapper, when set, lets a test harness observe sink output.
 	Parallelism int
 	Subtask     int
 }
@@ -95,14 +92,13 @@ func (r *Registry) Names() []string {
 	return out
 }
 
-// CommonOptions are accepted by every source connector; the planner reads
+// CommonSourceOptions are accepted by every source connector; the planner reads
 // them (event time, watermarks, error policy), the connector does not.
 var CommonSourceOptions = []Option{
 	{Name: "connector", Type: String, Required: true, Description: "the connector name", Example: "file"},
 	{Name: "format", Type: Enum, Values: []string{"json"}, Default: "json", Description: "record format", Example: "json"},
-	{Name: "event_time_column", Type: String, Description: "BIGINT epoch-ms or TIMESTAMP(3) column that carries event time; without it processing time is used", Example: "ts"},
+	{Name: "event_time_column", Type: String, Description: "BIGINT epoch-ms or TIMESTAMP(3) column that carries event time; a table without one cannot be windowed (processing-time windows are not supported yet)", Example: "ts"},
 	{Name: "watermark_lag_ms", Type: Int, Default: "0", Description: "a partition's watermark is the largest event time it has seen minus this lag", Example: "3000"},
-	{Name: "idle_timeout_ms", Type: Int, Default: "0", Description: "a partition quiet for this long no longer holds the watermark back (0 = never)", Example: "10000"},
 	{Name: "on_error", Type: Enum, Values: []string{"fail", "skip"}, Default: "fail", Description: "what a malformed record does: stop the job naming it, or skip and count it", Example: "skip"},
 }
 

@@ -276,22 +276,53 @@ func (g lineGen) scalar() string {
 	return g.num()
 }
 
-func (g lineGen) key() string {
+// field returns a key and a value: mostly a schema column with a value of
+// its type, sometimes anything.
+func (g lineGen) field() (string, string) {
 	if g.r.IntN(6) == 0 {
-		return g.pick(`"extra"`, `"nested"`, `"SENSOR_ID"`, `"Temperature"`, `"NAME"`, `"te\u006dperature"`, `"ſensor_id"`, `""`)
+		k := g.pick(`"extra"`, `"nested"`, `"SENSOR_ID"`, `"Temperature"`, `"NAME"`, `"te\u006dperature"`, `"ſensor_id"`, `""`)
+		return k, g.any()
 	}
-	k := refSchema.Field(g.r.IntN(refSchema.NumFields())).Name
-	return `"` + k + `"`
+	f := refSchema.Field(g.r.IntN(refSchema.NumFields()))
+	k := `"` + f.Name + `"`
+	if g.r.IntN(5) == 0 {
+		return k, g.any()
+	}
+	switch f.Type.ID() {
+	case arrow.STRING:
+		return k, g.str()
+	case arrow.BOOL:
+		return k, g.pick("true", "false")
+	case arrow.FLOAT32, arrow.FLOAT64:
+		return k, g.num()
+	case arrow.TIMESTAMP:
+		if g.r.IntN(2) == 0 {
+			return k, strconv.FormatInt(g.r.Int64N(1<<45)-1<<44, 10)
+		}
+		return k, g.scalar()
+	default: // integers
+		switch g.r.IntN(4) {
+		case 0:
+			return k, g.num()
+		case 1:
+			return k, fmt.Sprintf("%d.0", g.r.IntN(200)-100)
+		}
+		return k, strconv.Itoa(g.r.IntN(200) - 100)
+	}
+}
+
+func (g lineGen) any() string {
+	if g.r.IntN(3) == 0 {
+		return g.nested(0)
+	}
+	return g.scalar()
 }
 
 func (g lineGen) line() string {
 	var parts []string
 	for n := g.r.IntN(8); n > 0; n-- {
-		v := g.scalar()
-		if g.r.IntN(5) == 0 {
-			v = g.nested(0)
-		}
-		parts = append(parts, g.ws()+g.key()+g.ws()+":"+g.ws()+v+g.ws())
+		k, v := g.field()
+		parts = append(parts, g.ws()+k+g.ws()+":"+g.ws()+v+g.ws())
 	}
 	l := g.ws() + "{" + strings.Join(parts, ",") + "}" + g.ws()
 	if len(parts) == 0 {
