@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -69,7 +70,7 @@ func (r *Registry) Lookup(name string) (Factory, error) {
 		return f, nil
 	}
 	names := r.Names()
-	msg := fmt.Sprintf("unknown connector '%s' (known: %v)", name, names)
+	msg := fmt.Sprintf("unknown connector '%s' (known: %s)", name, strings.Join(names, ", "))
 	best, bd := "", 3
 	for _, n := range names {
 		if d := Distance(name, n); d < bd {

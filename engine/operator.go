@@ -3,43 +3,20 @@ package engine
 import (
 	"context"
 
+	"github.com/clink-dev/clink/kernels/op"
 	"github.com/clink-dev/clink/vector"
 )
 
-// Output receives what an operator produces. The batch passed to Emit is
-// owned by the callee afterwards.
-type Output interface {
-	Emit(b *vector.Batch) error
-	EmitWatermark(wm int64) error
-}
-
-// Operator is the one interface every operator implements. Process owns b:
-// it passes it on or releases it.
-type Operator interface {
-	Process(b *vector.Batch, out Output) error
-}
-
-// WatermarkHandler is implemented by operators that act on watermarks
-// (window aggregates fire). Without it the watermark is forwarded.
-type WatermarkHandler interface {
-	OnWatermark(wm int64, out Output) error
-}
-
-// Finisher is implemented by operators that flush at end of input. It runs
-// after the final watermark has been delivered.
-type Finisher interface {
-	Finish(out Output) error
-}
-
-// Closer releases an operator's resources when the job stops, finished or not.
-type Closer interface {
-	Close() error
-}
-
-// StatsReporter exposes an operator's counters (late rows, groups, ...).
-type StatsReporter interface {
-	Stats() map[string]int64
-}
+// The operator contract lives with the operators (kernels/op, a lower
+// layer); the engine names it here for its callers.
+type (
+	Output           = op.Output
+	Operator         = op.Operator
+	WatermarkHandler = op.WatermarkHandler
+	Finisher         = op.Finisher
+	Closer           = op.Closer
+	StatsReporter    = op.StatsReporter
+)
 
 // Sink is the end of a chain.
 type Sink interface {

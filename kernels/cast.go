@@ -106,15 +106,15 @@ func (c *castExpr) Eval(b *vector.Batch, mem memory.Allocator) (arrow.Array, err
 			sel = nil
 		}
 		return scCastNumeric(mem, a, c.from, c.to, c.typ, sel), nil
-	case c.to == skTimestamp: // narrower integer
+	case c.from == skString:
+		return scParse(mem, a, c.to, c.typ, sel)
+	case c.to == skString:
+		return scCastToString(mem, a, c.from, c.typ), nil
+	case c.to == skTimestamp && c.from.isInt(): // narrower integer
 		if !scSparse(sel, n) {
 			sel = nil
 		}
 		return scCastNumeric(mem, a, c.from, skInt64, c.typ, sel), nil
-	case c.to == skString:
-		return scCastToString(mem, a, c.from, c.typ), nil
-	case c.from == skString:
-		return scParse(mem, a, c.to, c.typ, sel)
 	}
 	return nil, fmt.Errorf("cannot cast %s to %s", SQLTypeName(c.e.Type()), SQLTypeName(c.typ))
 }
@@ -308,10 +308,15 @@ func scAppendJavaFloat(dst []byte, f float64, bitSize int) []byte {
 		return append(dst, "0.0"...)
 	}
 	var tmp [40]byte
-	s := strconv.AppendFloat(tmp[:0], f, 'e', -1, bitSize) // [-]d[.ddd]e±xx
-	if s[0] == '-' {
+	s := strconv.AppendFloat(tmp[:0], math.Abs(f), 'e', -1, bitSize) // d[.ddd]e±xx
+	if s[1] == 'e' {
+		// Java prints at least two digits (d.d) and takes, among the
+		// two-digit decimals, the one closest to f: Double.MIN_VALUE is
+		// 4.9E-324, not 5.0E-324.
+		s = strconv.AppendFloat(tmp[:0], math.Abs(f), 'e', 1, bitSize)
+	}
+	if f < 0 {
 		dst = append(dst, '-')
-		s = s[1:]
 	}
 	var digs [32]byte
 	nd := 0
@@ -321,6 +326,9 @@ func scAppendJavaFloat(dst []byte, f float64, bitSize int) []byte {
 			digs[nd] = s[k]
 			nd++
 		}
+	}
+	for nd > 1 && digs[nd-1] == '0' {
+		nd--
 	}
 	exp := 0
 	neg := s[k+1] == '-'

@@ -258,8 +258,3 @@ func (w *scStrWriter) finish(t arrow.DataType, validity *memory.Buffer, nulls in
 	n := len(w.offs) - 1
 	return scMakeArray(t, n, validity, nulls, w.offBuf, w.data)
 }
-
-func (w *scStrWriter) release() {
-	w.offBuf.Release()
-	w.data.Release()
-}

@@ -262,3 +262,53 @@ func TestCastNumericRandom(t *testing.T) {
 		tb.release()
 	}
 }
+
+// AND/OR/COALESCE with an operand that fails (integer division by zero)
+// fail exactly when a live row needs that operand.
+func TestShortCircuitRandom(t *testing.T) {
+	reg := newTestRegistry()
+	r := rand.New(rand.NewSource(10))
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	for iter := 0; iter < 200; iter++ {
+		tb := randBatch(r, mem)
+		p, x, y := "BOOLEAN_a", "INT_a", "INT_b"
+		vp, vx, vy := tb.vals[p], tb.vals[x], tb.vals[y]
+		div, _ := reg.Call("divide", []Expr{tb.col(x), tb.col(y)})
+		zero := literalOf(t, rv{}, skInt32)
+		right, _ := reg.Call("gt", []Expr{div, zero})
+		refRight := func(i int) (rv, bool) {
+			q, fail := refArith(opDiv, skInt32, vx[i], vy[i])
+			return refCompare(cmpGt, skInt32, q, rv{}), fail
+		}
+		for _, fn := range []string{"and", "or"} {
+			e, err := reg.Call(fn, []Expr{tb.col(p), right})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkAgainst(t, mem, e, tb, func(i int) (rv, bool) {
+				l := vp[i]
+				if !l.null && l.b == (fn == "or") {
+					return rv{b: l.b}, false // decided: the right side is not evaluated
+				}
+				rr, fail := refRight(i)
+				if fn == "and" {
+					return refAnd(l, rr), fail
+				}
+				return refOr(l, rr), fail
+			})
+		}
+		vs := tb.vals["SMALLINT_a"]
+		e, err := reg.Call("coalesce", []Expr{tb.col("SMALLINT_a"), div})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkAgainst(t, mem, e, tb, func(i int) (rv, bool) {
+			if !vs[i].null {
+				return vs[i], false
+			}
+			return refArith(opDiv, skInt32, vx[i], vy[i])
+		})
+		tb.release()
+	}
+}

@@ -307,7 +307,7 @@ func (w *WindowAgg) assign(b *vector.Batch) int {
 				if rwm != nil && rwm[r] > lim {
 					lim = rwm[r]
 				}
-				if ts+sp.Gap < lim {
+				if ts+sp.Gap <= lim {
 					w.late++
 					continue
 				}

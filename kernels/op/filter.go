@@ -5,7 +5,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/clink-dev/clink/engine"
 	"github.com/clink-dev/clink/kernels"
 	"github.com/clink-dev/clink/vector"
 )
@@ -17,10 +16,10 @@ type Filter struct {
 	Mem  memory.Allocator
 }
 
-var _ engine.Operator = (*Filter)(nil)
+var _ Operator = (*Filter)(nil)
 
 // Process evaluates the predicate over the live rows.
-func (f *Filter) Process(b *vector.Batch, out engine.Output) error {
+func (f *Filter) Process(b *vector.Batch, out Output) error {
 	if b.Len() == 0 {
 		b.Release()
 		return nil

@@ -8,7 +8,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/clink-dev/clink/engine"
 	"github.com/clink-dev/clink/kernels"
 	"github.com/clink-dev/clink/vector"
 )
@@ -21,7 +20,7 @@ type Project struct {
 	Mem    memory.Allocator
 }
 
-var _ engine.Operator = (*Project)(nil)
+var _ Operator = (*Project)(nil)
 
 // NewProject names the outputs.
 func NewProject(exprs []kernels.Expr, names []string, mem memory.Allocator) *Project {
@@ -33,7 +32,7 @@ func NewProject(exprs []kernels.Expr, names []string, mem memory.Allocator) *Pro
 }
 
 // Process evaluates every expression.
-func (p *Project) Process(b *vector.Batch, out engine.Output) error {
+func (p *Project) Process(b *vector.Batch, out Output) error {
 	cols := make([]arrow.Array, len(p.Exprs))
 	for i, e := range p.Exprs {
 		c, err := e.Eval(b, p.Mem)
@@ -65,7 +64,7 @@ type Rename struct {
 }
 
 // Process swaps the schema.
-func (r *Rename) Process(b *vector.Batch, out engine.Output) error {
+func (r *Rename) Process(b *vector.Batch, out Output) error {
 	cols := b.Rec.Columns()
 	rec := array.NewRecordBatch(r.Schema, cols, b.Rec.NumRows())
 	nb := &vector.Batch{Rec: rec, Sel: b.Sel, RowWatermark: b.RowWatermark}

@@ -1,7 +1,6 @@
 package op
 
 import (
-	"github.com/clink-dev/clink/engine"
 	"github.com/clink-dev/clink/kernels"
 	"github.com/clink-dev/clink/vector"
 )
@@ -13,20 +12,20 @@ type WindowAgg struct {
 }
 
 var (
-	_ engine.Operator         = (*WindowAgg)(nil)
-	_ engine.WatermarkHandler = (*WindowAgg)(nil)
-	_ engine.StatsReporter    = (*WindowAgg)(nil)
+	_ Operator         = (*WindowAgg)(nil)
+	_ WatermarkHandler = (*WindowAgg)(nil)
+	_ StatsReporter    = (*WindowAgg)(nil)
 )
 
 // Process folds the live rows into the open windows.
-func (w *WindowAgg) Process(b *vector.Batch, out engine.Output) error {
+func (w *WindowAgg) Process(b *vector.Batch, out Output) error {
 	err := w.Agg.Add(b)
 	b.Release()
 	return err
 }
 
 // OnWatermark emits the windows the watermark closed, then forwards it.
-func (w *WindowAgg) OnWatermark(wm int64, out engine.Output) error {
+func (w *WindowAgg) OnWatermark(wm int64, out Output) error {
 	recs, err := w.Agg.Advance(wm)
 	if err != nil {
 		return err

@@ -115,10 +115,11 @@ func (p *printer) expr(e Expr, min int) {
 			p.expr(e.X, precNot)
 			break
 		}
-		// "- -1" must not print as "--1", which starts a comment.
+		// "- -1" must not print as "--1", which starts a comment, and
+		// "-(1)" not as "-1", which would read back as a folded literal.
 		var x printer
 		x.expr(e.X, precUnary)
-		if e.Op == OpNeg && strings.HasPrefix(x.String(), "-") {
+		if xs := x.String(); e.Op == OpNeg && xs != "" && strings.ContainsRune("-.0123456789", rune(xs[0])) {
 			p.WriteByte('(')
 			p.WriteString(x.String())
 			p.WriteByte(')')

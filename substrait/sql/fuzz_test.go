@@ -4,7 +4,6 @@ import (
 	"errors"
 	"reflect"
 	"testing"
-	"unicode/utf8"
 )
 
 // FuzzParse checks that Parse and ParseExpr never panic, that every error
@@ -31,10 +30,9 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		checkTreePositions(t, src, reflect.ValueOf(s.Statements))
-		Inspect(s.Statements[0], func(n Node) bool {
-			checkPos(t, src, n.Position())
-			return true
-		})
+		for _, st := range s.Statements {
+			checkInspectComplete(t, st)
+		}
 		out := s.String()
 		s2, err := Parse(out)
 		if err != nil {
@@ -69,19 +67,23 @@ func checkPos(t *testing.T, src string, pos Pos) {
 	if !pos.IsValid() || pos.Offset < 0 || pos.Offset > len(src) {
 		t.Fatalf("invalid position %+v for %q", pos, src)
 	}
-	line, col := 1, 1
-	for _, r := range src[:pos.Offset] {
+	line, col, off := 1, 1, len(src)
+	for i, r := range src {
+		if i >= pos.Offset {
+			off = i
+			break
+		}
 		if r == '\n' {
 			line, col = line+1, 1
 		} else {
 			col++
 		}
 	}
+	if off != pos.Offset {
+		t.Fatalf("position %+v for %q is inside a rune", pos, src)
+	}
 	if line != pos.Line || col != pos.Col {
 		t.Fatalf("position %+v for %q: offset means %d:%d", pos, src, line, col)
-	}
-	if pos.Offset < len(src) && !utf8.RuneStart(src[pos.Offset]) {
-		t.Fatalf("position %+v for %q is inside a rune", pos, src)
 	}
 }
 

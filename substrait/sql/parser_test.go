@@ -528,16 +528,3 @@ func TestQueryShapes(t *testing.T) {
 		t.Errorf("window = %s", w)
 	}
 }
-
-func TestInspectSkip(t *testing.T) {
-	e := mustExpr(t, "f(a + b) + g(c)")
-	var seen []string
-	Inspect(e, func(n Node) bool {
-		seen = append(seen, n.String())
-		_, isCall := n.(*FuncCall)
-		return !isCall
-	})
-	if got := strings.Join(seen, " | "); got != "F(a + b) + G(c) | F(a + b) | G(c)" {
-		t.Errorf("visited %s", got)
-	}
-}

@@ -380,7 +380,7 @@ func TestDecodeMatchesReference(t *testing.T) {
 	d := NewDecoder(refSchema, mem, Options{})
 	defer d.Release()
 	g := lineGen{rand.New(rand.NewPCG(7, 11))}
-	n := 200000
+	n := 100000
 	if testing.Short() {
 		n = 20000
 	}
