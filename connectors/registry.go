@@ -22,17 +22,17 @@ type Table struct {
 	EventTimeCol int
 	// WatermarkLag is watermark_lag_ms.
 	WatermarkLag int64
-	Runtime     Runtime
+	Runtime      Runtime
 }
 
 // Runtime carries engine settings that are not SQL: batch shape, memory,
 // where printed output goes.
 type Runtime struct {
-	BatchSize int
-	Linger    time.Duration
-	Mem       memory.Allocator
-	Stdout    io.Writer
-	Stderr    io.Writer
+	BatchSize   int
+	Linger      time.Duration
+	Mem         memory.Allocator
+	Stdout      io.Writer
+	Stderr      io.Writer
 	Parallelism int
 	Subtask     int
 }
