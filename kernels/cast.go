@@ -207,7 +207,7 @@ func scF2I[T scNum](f float64, wide bool) T {
 	case f != f:
 	case wide && f >= 1<<63:
 		r = math.MaxInt64
-	case wide && f <= -(1 << 63):
+	case wide && f <= -(1<<63):
 		r = math.MinInt64
 	case wide:
 		r = int64(f)

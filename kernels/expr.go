@@ -78,7 +78,9 @@ func (c *colRef) Eval(b *vector.Batch, _ memory.Allocator) (arrow.Array, error) 
 		return nil, fmt.Errorf("column %s: index %d out of range (batch has %d columns)", c, c.index, b.Rec.NumCols())
 	}
 	col := b.Column(c.index)
-	if !arrow.TypeEqual(col.DataType(), c.typ) && scKindOf(col.DataType()) != scKindOf(c.typ) {
+	// Same type, or the same supported kind (a timestamp's time zone or a
+	// field's metadata may differ).
+	if k := scKindOf(c.typ); !arrow.TypeEqual(col.DataType(), c.typ) && (k == skUnsupported || scKindOf(col.DataType()) != k) {
 		return nil, fmt.Errorf("column %s: batch has type %s, expression expects %s", c, col.DataType(), c.typ)
 	}
 	col.Retain()

@@ -35,6 +35,9 @@ func NewRegistry() *Registry { return &Registry{funcs: map[string]*Function{}} }
 // an error.
 func (r *Registry) Register(f *Function) error {
 	key := strings.ToLower(f.Name)
+	if f.Bind == nil {
+		return fmt.Errorf("function %s has no Bind", f.Name)
+	}
 	if _, dup := r.funcs[key]; dup {
 		return fmt.Errorf("function %s registered twice", f.Name)
 	}
@@ -125,9 +128,9 @@ func RegisterScalar(r *Registry) {
 		{Name: "lte", MinArgs: 2, MaxArgs: 2, Bind: bindCompare("lte", cmpLte), Doc: "a <= b. Types as equal."},
 		{Name: "gt", MinArgs: 2, MaxArgs: 2, Bind: bindCompare("gt", cmpGt), Doc: "a > b. Types as equal."},
 		{Name: "gte", MinArgs: 2, MaxArgs: 2, Bind: bindCompare("gte", cmpGte), Doc: "a >= b. Types as equal."},
-		{Name: "and", MinArgs: 2, MaxArgs: -1, Bind: bindLogic("and", true),
+		{Name: "and", MinArgs: 1, MaxArgs: -1, Bind: bindLogic("and", true),
 			Doc: "Three-valued AND of BOOLEANs: FALSE AND NULL is FALSE. Operands that may fail are evaluated only where the result is not yet FALSE."},
-		{Name: "or", MinArgs: 2, MaxArgs: -1, Bind: bindLogic("or", false),
+		{Name: "or", MinArgs: 1, MaxArgs: -1, Bind: bindLogic("or", false),
 			Doc: "Three-valued OR of BOOLEANs: TRUE OR NULL is TRUE. Operands that may fail are evaluated only where the result is not yet TRUE."},
 		{Name: "not", MinArgs: 1, MaxArgs: 1, Bind: bindNot, Doc: "NOT a; NOT NULL is NULL."},
 		{Name: "is_null", MinArgs: 1, MaxArgs: 1, Bind: bindIs("is_null", isNull), Doc: "a IS NULL, any type; never NULL."},

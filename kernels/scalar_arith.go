@@ -111,7 +111,9 @@ func newArithInt[T scInt](name string, op scArithOp, t arrow.DataType, l, r Expr
 }
 
 func (e *arithExpr[T]) Type() arrow.DataType { return e.typ }
-func (e *arithExpr[T]) String() string       { return e.name + "(" + e.l.String() + ", " + e.r.String() + ")" }
+func (e *arithExpr[T]) String() string {
+	return e.name + "(" + e.l.String() + ", " + e.r.String() + ")"
+}
 
 func (e *arithExpr[T]) exprMayFail() bool {
 	return e.checked != nil || exprMayFail(e.l) || exprMayFail(e.r)

@@ -94,7 +94,11 @@ func bindCompare(name string, cmp scCmpOp) func(args []Expr) (Expr, error) {
 		case skFloat64:
 			return newCmpNum[float64](c), nil
 		case skString:
-			return &cmpStrExpr{cmpNode: c}, nil
+			e := &cmpStrExpr{cmpNode: c}
+			if c.rLit != nil {
+				e.s = []byte(c.rLit.s)
+			}
+			return e, nil
 		case skBool:
 			return &cmpBoolExpr{cmpNode: c}, nil
 		}
@@ -267,27 +271,27 @@ func scCmpWordVV[T scNum](op scCmpOp, a, b []T) uint64 {
 	switch op {
 	case cmpEq:
 		for j := range a {
-			w |= scBit(a[j] == b[j]) << uint(j)
+			w |= scBit(a[j] == b[j]) << (uint(j) & 63)
 		}
 	case cmpNe:
 		for j := range a {
-			w |= scBit(a[j] != b[j]) << uint(j)
+			w |= scBit(a[j] != b[j]) << (uint(j) & 63)
 		}
 	case cmpLt:
 		for j := range a {
-			w |= scBit(a[j] < b[j]) << uint(j)
+			w |= scBit(a[j] < b[j]) << (uint(j) & 63)
 		}
 	case cmpLte:
 		for j := range a {
-			w |= scBit(a[j] <= b[j]) << uint(j)
+			w |= scBit(a[j] <= b[j]) << (uint(j) & 63)
 		}
 	case cmpGt:
 		for j := range a {
-			w |= scBit(a[j] > b[j]) << uint(j)
+			w |= scBit(a[j] > b[j]) << (uint(j) & 63)
 		}
 	case cmpGte:
 		for j := range a {
-			w |= scBit(a[j] >= b[j]) << uint(j)
+			w |= scBit(a[j] >= b[j]) << (uint(j) & 63)
 		}
 	}
 	return w
@@ -298,27 +302,27 @@ func scCmpWordVS[T scNum](op scCmpOp, a []T, s T) uint64 {
 	switch op {
 	case cmpEq:
 		for j := range a {
-			w |= scBit(a[j] == s) << uint(j)
+			w |= scBit(a[j] == s) << (uint(j) & 63)
 		}
 	case cmpNe:
 		for j := range a {
-			w |= scBit(a[j] != s) << uint(j)
+			w |= scBit(a[j] != s) << (uint(j) & 63)
 		}
 	case cmpLt:
 		for j := range a {
-			w |= scBit(a[j] < s) << uint(j)
+			w |= scBit(a[j] < s) << (uint(j) & 63)
 		}
 	case cmpLte:
 		for j := range a {
-			w |= scBit(a[j] <= s) << uint(j)
+			w |= scBit(a[j] <= s) << (uint(j) & 63)
 		}
 	case cmpGt:
 		for j := range a {
-			w |= scBit(a[j] > s) << uint(j)
+			w |= scBit(a[j] > s) << (uint(j) & 63)
 		}
 	case cmpGte:
 		for j := range a {
-			w |= scBit(a[j] >= s) << uint(j)
+			w |= scBit(a[j] >= s) << (uint(j) & 63)
 		}
 	}
 	return w
@@ -327,7 +331,10 @@ func scCmpWordVS[T scNum](op scCmpOp, a []T, s T) uint64 {
 // ---------------------------------------------------------------------------
 // Strings: byte-wise order (Go string comparison).
 
-type cmpStrExpr struct{ cmpNode }
+type cmpStrExpr struct {
+	cmpNode
+	s []byte // the literal operand
+}
 
 func (e *cmpStrExpr) Eval(b *vector.Batch, mem memory.Allocator) (arrow.Array, error) {
 	return e.eval(b, mem, e.words)
@@ -336,29 +343,20 @@ func (e *cmpStrExpr) Eval(b *vector.Batch, mem memory.Allocator) (arrow.Array, e
 func (e *cmpStrExpr) words(out []byte, la, ra arrow.Array, sel []int32) {
 	ao, ad := scStrings(la)
 	var bo []int32
-	var bd, s []byte
-	if ra == nil {
-		s = []byte(e.rLit.s)
-	} else {
+	var bd []byte
+	if ra != nil {
 		bo, bd = scStrings(ra)
 	}
-	row := func(i int) bool {
-		x := ad[ao[i]:ao[i+1]]
-		y := s
-		if bo != nil {
-			y = bd[bo[i]:bo[i+1]]
+	// y returns the right operand of row i.
+	y := func(i int) []byte {
+		if bo == nil {
+			return e.s
 		}
-		if e.op == cmpEq {
-			return bytes.Equal(x, y)
-		}
-		if e.op == cmpNe {
-			return !bytes.Equal(x, y)
-		}
-		return scCmpResult(e.op, bytes.Compare(x, y))
+		return bd[bo[i]:bo[i+1]]
 	}
 	if sel != nil {
 		for _, i := range sel {
-			out[i>>3] |= byte(scBit(row(int(i)))) << (i & 7)
+			out[i>>3] |= byte(scBit(scStrCmp1(e.op, ad[ao[i]:ao[i+1]], y(int(i))))) << (i & 7)
 		}
 		return
 	}
@@ -367,11 +365,32 @@ func (e *cmpStrExpr) words(out []byte, la, ra arrow.Array, sel []int32) {
 		var word uint64
 		lo := w * 64
 		hi := min(lo+64, n)
-		for i := lo; i < hi; i++ {
-			word |= scBit(row(i)) << uint(i-lo)
+		switch e.op {
+		case cmpEq, cmpNe:
+			for i := lo; i < hi; i++ {
+				x, yi := ad[ao[i]:ao[i+1]], y(i)
+				word |= scBit(len(x) == len(yi) && string(x) == string(yi)) << (uint(i-lo) & 63)
+			}
+			if e.op == cmpNe {
+				word = ^word
+			}
+		default:
+			for i := lo; i < hi; i++ {
+				word |= scBit(scCmpResult(e.op, bytes.Compare(ad[ao[i]:ao[i+1]], y(i)))) << (uint(i-lo) & 63)
+			}
 		}
 		scStoreWord(out, w, word)
 	}
+}
+
+func scStrCmp1(op scCmpOp, x, y []byte) bool {
+	switch op {
+	case cmpEq:
+		return string(x) == string(y)
+	case cmpNe:
+		return string(x) != string(y)
+	}
+	return scCmpResult(op, bytes.Compare(x, y))
 }
 
 func scCmpResult(op scCmpOp, c int) bool {

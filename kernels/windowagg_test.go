@@ -663,10 +663,38 @@ type wtResult struct {
 	late, nullTime int64
 }
 
+// wtCountingAlloc is a cheap leak check for test input batches
+// (memory.CheckedAllocator records a stack per allocation).
+type wtCountingAlloc struct {
+	mem  memory.Allocator
+	size int
+}
+
+func (a *wtCountingAlloc) Allocate(n int) []byte {
+	a.size += n
+	return a.mem.Allocate(n)
+}
+
+func (a *wtCountingAlloc) Reallocate(n int, b []byte) []byte {
+	a.size += n - len(b)
+	return a.mem.Reallocate(n, b)
+}
+
+func (a *wtCountingAlloc) Free(b []byte) {
+	a.size -= len(b)
+	a.mem.Free(b)
+}
+
 // wtRun replays c through a WindowAgg, cutting the rows between watermark
-// advances into batches of nextSize() rows.
+// advances into batches of nextSize() rows. mem is the kernel's allocator.
 func wtRun(t *testing.T, c wtCase, mem memory.Allocator, rng *rand.Rand, nextSize func() int, sel bool) wtResult {
 	t.Helper()
+	in := &wtCountingAlloc{mem: memory.NewGoAllocator()}
+	defer func() {
+		if in.size != 0 {
+			t.Errorf("input batches: %d bytes not released", in.size)
+		}
+	}()
 	w, err := NewWindowAgg(c.cfg, mem)
 	if err != nil {
 		t.Fatal(err)
@@ -679,7 +707,7 @@ func wtRun(t *testing.T, c wtCase, mem memory.Allocator, rng *rand.Rand, nextSiz
 	flush := func() {
 		for len(pending) > 0 {
 			n := min(nextSize(), len(pending))
-			b := wtBatch(mem, c.cfg.Input, pending[:n], rng, sel)
+			b := wtBatch(in, c.cfg.Input, pending[:n], rng, sel)
 			if !c.useRowWM {
 				b.RowWatermark = nil
 			}

@@ -200,3 +200,8 @@ func SortedKeys(m map[string]string) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// Direct is the RelCommon of a relation that emits all its columns.
+func Direct() *pb.RelCommon {
+	return &pb.RelCommon{EmitKind: &pb.RelCommon_Direct_{Direct: &pb.RelCommon_Direct{}}}
+}

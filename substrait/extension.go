@@ -24,6 +24,7 @@ const (
 	URNComparison = "extension:io.substrait:functions_comparison"
 	URNBoolean    = "extension:io.substrait:functions_boolean"
 	URNAggregate  = "extension:io.substrait:functions_aggregate_generic"
+	URNDatetime   = "extension:io.substrait:functions_datetime"
 )
 
 // ClinkExtensionURI is where the YAML is published, for consumers that

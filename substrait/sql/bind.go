@@ -301,6 +301,7 @@ func (b *binder) read(t *Table) (*pb.Rel, error) {
 		return nil, err
 	}
 	return &pb.Rel{RelType: &pb.Rel_Read{Read: &pb.ReadRel{
+		Common:            substrait.Direct(),
 		BaseSchema:        ns,
 		ReadType:          &pb.ReadRel_NamedTable_{NamedTable: &pb.ReadRel_NamedTable{Names: []string{t.Name}}},
 		AdvancedExtension: ae,

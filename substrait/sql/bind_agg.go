@@ -165,6 +165,7 @@ func (b *binder) aggregate(s *Select, rel *pb.Rel, sc *scope) (*pb.Rel, *scope, 
 	}
 
 	rel = &pb.Rel{RelType: &pb.Rel_Aggregate{Aggregate: &pb.AggregateRel{
+		Common:              substrait.Direct(),
 		Input:               rel,
 		GroupingExpressions: groups,
 		Groupings:           []*pb.AggregateRel_Grouping{{ExpressionReferences: seq(len(groups))}},
@@ -181,7 +182,7 @@ func (b *binder) aggregate(s *Select, rel *pb.Rel, sc *scope) (*pb.Rel, *scope, 
 		if cond.typ.ID() != arrow.BOOL {
 			return nil, nil, b.errf(s.Having.Position(), "HAVING needs a BOOLEAN condition, not %s", kernels.SQLTypeName(cond.typ))
 		}
-		rel = &pb.Rel{RelType: &pb.Rel_Filter{Filter: &pb.FilterRel{Input: rel, Condition: cond.pb}}}
+		rel = &pb.Rel{RelType: &pb.Rel_Filter{Filter: &pb.FilterRel{Common: substrait.Direct(), Input: rel, Condition: cond.pb}}}
 	}
 	var exprs []*pb.Expression
 	res := &scope{}
@@ -282,7 +283,16 @@ func (b *binder) measure(f *FuncCall, sc *scope) (*pb.AggregateRel_Measure, arro
 	if err != nil {
 		return nil, nil, b.errf(f.Pos, "%v", err)
 	}
-	anchor := b.sb.Func(funcURN[name], name+":"+sigArgs)
+	urn := funcURN[name]
+	if name == "min" || name == "max" {
+		switch out.ID() {
+		case arrow.TIMESTAMP:
+			urn = substrait.URNDatetime
+		case arrow.STRING, arrow.BOOL:
+			urn = substrait.URNClink
+		}
+	}
+	anchor := b.sb.Func(urn, name+":"+sigArgs)
 	fa := make([]*pb.FunctionArgument, len(args))
 	for i, a := range args {
 		fa[i] = substrait.ValueArg(a.pb)

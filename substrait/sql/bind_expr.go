@@ -23,11 +23,21 @@ var funcURN = map[string]string{
 	"is_null": substrait.URNComparison, "is_not_null": substrait.URNComparison, "is_true": substrait.URNComparison,
 	"is_false": substrait.URNComparison, "is_not_true": substrait.URNComparison, "is_not_false": substrait.URNComparison,
 	"coalesce": substrait.URNComparison,
-	"and": substrait.URNBoolean, "or": substrait.URNBoolean, "not": substrait.URNBoolean,
+	"and":      substrait.URNBoolean, "or": substrait.URNBoolean, "not": substrait.URNBoolean,
 	"window_start": substrait.URNClink, "window_end": substrait.URNClink,
 }
 
+// compound is a function's signature name as the extension files declare
+// it: comparisons take any_any, the boolean connectives are variadic.
 func compound(name string, types []arrow.DataType) string {
+	switch name {
+	case "equal", "not_equal", "lt", "lte", "gt", "gte":
+		return name + ":any_any"
+	case "is_null", "is_not_null", "coalesce":
+		return name + ":any"
+	case "and", "or", "not", "is_true", "is_false", "is_not_true", "is_not_false":
+		return name + ":bool"
+	}
 	parts := make([]string, len(types))
 	for i, t := range types {
 		parts[i] = substrait.ShortName(t)

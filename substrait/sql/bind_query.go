@@ -286,7 +286,7 @@ func (b *binder) selectStmt(s *Select) (*pb.Rel, *scope, error) {
 		if cond.typ.ID() != arrow.BOOL && cond.typ.ID() != arrow.NULL {
 			return nil, nil, b.errf(s.Where.Position(), "WHERE needs a BOOLEAN condition, not %s", kernels.SQLTypeName(cond.typ))
 		}
-		rel = &pb.Rel{RelType: &pb.Rel_Filter{Filter: &pb.FilterRel{Input: rel, Condition: cond.pb}}}
+		rel = &pb.Rel{RelType: &pb.Rel_Filter{Filter: &pb.FilterRel{Common: substrait.Direct(), Input: rel, Condition: cond.pb}}}
 	}
 	agg := len(s.GroupBy) > 0 || s.Having != nil || sc.tvf != nil
 	for _, it := range s.Items {

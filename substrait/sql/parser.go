@@ -579,14 +579,27 @@ func (p *parser) parseOptions() ([]*Option, error) {
 // parseOptionKey parses a 'string' or bare identifier key.
 func (p *parser) parseOptionKey(what string) (string, Pos, error) {
 	t := p.peek()
-	if t.kind == tokString || t.kind == tokIdent && !reserved[t.kw] {
+	if t.kind == tokString {
 		p.next()
-		if t.kind == tokString {
-			return t.val, t.pos, nil
-		}
-		return t.text, t.pos, nil
+		return t.val, t.pos, nil
 	}
-	return "", Pos{}, p.errExpected(what)
+	if t.kind != tokIdent {
+		return "", Pos{}, p.errExpected(what)
+	}
+	if n := p.peekAt(1); reserved[t.kw] || isOp(n, ".") || isOp(n, "-") {
+		// Show the whole key in the hint: table.exec.mini-batch.enabled.
+		end := len(p.src)
+		for i := 1; ; i++ {
+			if n := p.peekAt(i); n.kind == tokEOF || isOp(n, "=") || isOp(n, ",") || isOp(n, ")") || n.pos.Line != t.pos.Line {
+				end = n.pos.Offset
+				break
+			}
+		}
+		key := strings.TrimSpace(p.src[t.pos.Offset:max(end, t.pos.Offset)])
+		return "", Pos{}, p.errorf(t.pos, "%s %s must be quoted: write %s", what, key, quoteString(key))
+	}
+	p.next()
+	return t.text, t.pos, nil
 }
 
 // parseOptionValue parses "= 'value'".

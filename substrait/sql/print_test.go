@@ -12,7 +12,7 @@ import (
 // exactly the parentheses that precedence and associativity need.
 func TestRandomExprRoundTrip(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	for i := 0; i < 20000; i++ {
+	for i := 0; i < 5000; i++ {
 		e := randExpr(r, 4)
 		src := e.String()
 		got, err := ParseExpr(src)
