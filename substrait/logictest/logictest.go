@@ -31,12 +31,12 @@ import (
 
 // Block is one record of a logic file.
 type Block struct {
-	Kind   string // input, statement, query
-	Line   int
-	Header string            // the block's first line
-	Params map[string]string // key=value words after the kind
-	Name   string            // input name
-	SQL    string
+	Kind    string // input, statement, query
+	Line    int
+	Header  string            // the block's first line
+	Params  map[string]string // key=value words after the kind
+	Name    string            // input name
+	SQL     string
 	Body    []string // input rows, expected rows or expected error lines
 	HasSep  bool     // a ---- line was present
 	Comment []string // comment lines before the block
@@ -253,7 +253,6 @@ func (r *Runner) run(plan *pb.Plan, batch int) Result {
 	sort.Strings(res.Rows)
 	return res
 }
-
 
 // FormatParams renders block params deterministically.
 func FormatParams(m map[string]string) string {
