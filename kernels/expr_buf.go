@@ -31,24 +31,39 @@ func scReinterpret[T any](b []byte) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/sz)
 }
 
-// scValues is the value slice of a fixed-width array, offset applied.
+// scValues is the value slice of a fixed-width array, offset applied. An
+// array whose value buffer is absent or short (all NULL, from a lenient
+// producer) reads as zeros.
 func scValues[T scNum](a arrow.Array) []T {
 	d := a.Data()
-	buf := d.Buffers()[1]
-	if buf == nil || d.Len() == 0 {
+	if d.Len() == 0 {
 		return nil
 	}
-	return scReinterpret[T](buf.Bytes())[d.Offset() : d.Offset()+d.Len()]
+	var v []T
+	if buf := d.Buffers()[1]; buf != nil {
+		v = scReinterpret[T](buf.Bytes())
+	}
+	if len(v) < d.Offset()+d.Len() {
+		return make([]T, d.Len())
+	}
+	return v[d.Offset() : d.Offset()+d.Len()]
 }
 
 // scStrings returns the offsets (len n+1, offset applied) and the data bytes
 // of a utf8 array.
 func scStrings(a arrow.Array) ([]int32, []byte) {
 	d := a.Data()
-	if d.Len() == 0 || d.Buffers()[1] == nil {
+	if d.Len() == 0 {
 		return []int32{0}, nil
 	}
-	offs := scReinterpret[int32](d.Buffers()[1].Bytes())[d.Offset() : d.Offset()+d.Len()+1]
+	var offs []int32
+	if buf := d.Buffers()[1]; buf != nil {
+		offs = scReinterpret[int32](buf.Bytes())
+	}
+	if len(offs) < d.Offset()+d.Len()+1 {
+		return make([]int32, d.Len()+1), nil
+	}
+	offs = offs[d.Offset() : d.Offset()+d.Len()+1]
 	var data []byte
 	if buf := d.Buffers()[2]; buf != nil {
 		data = buf.Bytes()

@@ -143,6 +143,11 @@ func (t *htTable) lookup(ends []int64, rows []int32, cols []arrow.Array, n int) 
 	for i, c := range t.keys {
 		c.prepare(cols[i], rows, n)
 	}
+	if len(t.keys) == 1 && t.testMask == 0 {
+		if fk, ok := t.keys[0].(*htFixedKey); ok && fk.curNull == nil && !fk.nullGroups {
+			return t.lookupFixed1(ends[:n], fk)
+		}
+	}
 	hs := winGrow(t.hs, n)
 	t.hs = hs
 	ends = ends[:n]
@@ -210,6 +215,59 @@ func (t *htTable) lookup(ends []int64, rows []int32, cols []arrow.Array, n int) 
 	t.bad = bad
 	if len(bad) > 0 {
 		t.reprobe(ends, ids, bad)
+	}
+	return ids
+}
+
+// lookupFixed1 is lookup for the common case of one fixed-width key column
+// with no NULLs in the batch or the table: hashing is one pass, and the
+// probe compares the key itself, so there is no verify pass to make.
+func (t *htTable) lookupFixed1(ends []int64, fk *htFixedKey) []int32 {
+	n := len(ends)
+	cur := fk.cur[:n]
+	hs := winGrow(t.hs, n)
+	t.hs = hs
+	for k, e := range ends {
+		hs[k] = htFinal((htSeed(e) ^ cur[k]) * htK1)
+	}
+	ids := winGrow(t.ids, n)
+	t.ids = ids
+	t.newIDs, t.newK = t.newIDs[:0], t.newK[:0]
+
+	slots, mask, shift := t.slots, t.mask, t.shift
+	tends, kvals := t.ends, fk.vals
+	for k, h := range hs {
+		end, v := ends[k], cur[k]
+		tag := uint64(uint32(h))
+		i := h >> shift
+		for {
+			s := slots[i]
+			if s == 0 {
+				id := t.alloc(h, end)
+				slots[i] = tag<<32 | uint64(uint32(id)+1)
+				ids[k] = id
+				t.newIDs = append(t.newIDs, id)
+				t.newK = append(t.newK, int32(k))
+				if t.n > t.growAt {
+					t.rehash(len(t.slots) * 2)
+					slots, mask, shift = t.slots, t.mask, t.shift
+				}
+				if int(id) >= len(kvals) {
+					fk.grow(max(t.size(), 2*len(kvals)))
+				}
+				tends, kvals = t.ends, fk.vals
+				kvals[id] = v
+				fk.valid[id] = true
+				break
+			}
+			if s>>32 == tag {
+				if id := int32(uint32(s)) - 1; tends[id] == end && kvals[id] == v {
+					ids[k] = id
+					break
+				}
+			}
+			i = (i + 1) & mask
+		}
 	}
 	return ids
 }

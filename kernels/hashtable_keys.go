@@ -169,9 +169,11 @@ func (c *htFixedKey) hashInto(hs []uint64) {
 }
 
 func (c *htFixedKey) grow(n int) {
-	for len(c.vals) < n {
-		c.vals = append(c.vals, 0)
-		c.valid = append(c.valid, true)
+	if n > len(c.vals) {
+		c.vals = append(c.vals, make([]uint64, n-len(c.vals))...)
+		for len(c.valid) < n {
+			c.valid = append(c.valid, true)
+		}
 	}
 }
 

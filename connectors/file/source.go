@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -145,13 +146,27 @@ func (s *Source) Run(ctx context.Context, emit func(engine.Message) error) error
 	// every partition's watermark advances and windows fire while the
 	// directory is read. Lines of one file keep their order.
 	readers := make([]*lineReader, len(s.files))
+	var closeMu sync.Mutex
 	defer func() {
+		closeMu.Lock()
+		defer closeMu.Unlock()
 		for _, r := range readers {
 			if r != nil {
 				r.close()
 			}
 		}
 	}()
+	// A job stopped while a read blocks (a FIFO) unblocks it by closing.
+	stop := context.AfterFunc(ctx, func() {
+		closeMu.Lock()
+		defer closeMu.Unlock()
+		for _, r := range readers {
+			if r != nil {
+				r.f.Close()
+			}
+		}
+	})
+	defer stop()
 	remaining := len(s.files)
 	for remaining > 0 {
 		for part, name := range s.files {
@@ -164,15 +179,34 @@ func (s *Source) Run(ctx context.Context, emit func(engine.Message) error) error
 				if r, err = openLines(name); err != nil {
 					return fmt.Errorf("file source '%s': %w", t.Name, err)
 				}
+				closeMu.Lock()
 				readers[part] = r
+				closeMu.Unlock()
 				wms.Start(part)
 			}
 			for n := 0; n < batchSize; n++ {
-				line, err := r.next()
+				deadline := time.Now().Add(linger)
+				if dec.Len() > 0 {
+					deadline = batchStart.Add(linger)
+				}
+				line, err := r.next(deadline)
 				if err == io.EOF {
 					break
 				}
+				if err == errLinger {
+					// A pipe with nothing to say: emit what waited long
+					// enough and give the other files their turn.
+					if time.Since(batchStart) >= linger {
+						if err := flush(); err != nil {
+							return err
+						}
+					}
+					break
+				}
 				if err != nil {
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
 					return fmt.Errorf("file source '%s': %s: %w", t.Name, name, err)
 				}
 				if isBlank(line) {
@@ -204,8 +238,10 @@ func (s *Source) Run(ctx context.Context, emit func(engine.Message) error) error
 				if err := flush(); err != nil {
 					return err
 				}
+				closeMu.Lock()
 				r.close()
 				readers[part] = nil
+				closeMu.Unlock()
 				wms.Finish(part)
 				remaining--
 			}
@@ -214,37 +250,56 @@ func (s *Source) Run(ctx context.Context, emit func(engine.Message) error) error
 	return flush()
 }
 
-// lineReader yields a file's lines without copying when they fit the buffer.
+// lineReader yields a file's lines without copying when they fit the
+// buffer. On a pipe or FIFO a read waits at most until a deadline, so a
+// partly filled batch still leaves after its linger time.
 type lineReader struct {
-	f      *os.File
-	r      *bufio.Reader
-	long   []byte
-	lineNo int
-	eof    bool
+	f        *os.File
+	r        *bufio.Reader
+	long     []byte
+	partial  []byte
+	lineNo   int
+	eof      bool
+	pollable bool
 }
+
+// errLinger says a pipe had no complete line before the deadline.
+var errLinger = errors.New("no line before the linger deadline")
 
 func openLines(name string) (*lineReader, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
 	}
-	return &lineReader{f: f, r: bufio.NewReaderSize(f, 1<<20)}, nil
+	l := &lineReader{f: f, r: bufio.NewReaderSize(f, 1<<20)}
+	if fi, err := f.Stat(); err == nil && fi.Mode()&(os.ModeNamedPipe|os.ModeSocket|os.ModeCharDevice) != 0 {
+		l.pollable = f.SetReadDeadline(time.Time{}) == nil
+	}
+	return l, nil
 }
 
 // next returns the next line without its end of line; the slice is valid
 // until the next call.
-func (l *lineReader) next() ([]byte, error) {
+func (l *lineReader) next(deadline time.Time) ([]byte, error) {
 	if l.eof {
 		return nil, io.EOF
 	}
+	if l.pollable {
+		l.f.SetReadDeadline(deadline)
+	}
 	line, err := l.r.ReadSlice('\n')
-	if err == bufio.ErrBufferFull {
-		l.long = append(l.long[:0], line...)
+	if err == bufio.ErrBufferFull || len(l.partial) > 0 {
+		l.long = append(append(l.long[:0], l.partial...), line...)
+		l.partial = l.partial[:0]
 		for err == bufio.ErrBufferFull {
 			line, err = l.r.ReadSlice('\n')
 			l.long = append(l.long, line...)
 		}
 		line = l.long
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		l.partial = append(l.partial, line...)
+		return nil, errLinger
 	}
 	if err == io.EOF {
 		l.eof = true

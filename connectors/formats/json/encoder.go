@@ -80,8 +80,7 @@ type encoder struct {
 // "YYYY-MM-DD". Types beyond these fall back to encoding/json, which
 // allocates.
 func AppendBatch(dst []byte, b *vector.Batch) []byte {
-	var stack [8]encColumn
-	e := encoder{cols: stack[:0]}
+	var e encoder
 	e.init(b.Rec)
 	if b.Sel != nil {
 		for _, i := range b.Sel {
@@ -99,18 +98,23 @@ func AppendBatch(dst []byte, b *vector.Batch) []byte {
 // does. Each call sets the column writers up again: write whole batches
 // with AppendBatch.
 func AppendRow(dst []byte, b *vector.Batch, i int) []byte {
-	var stack [8]encColumn
-	e := encoder{cols: stack[:0]}
+	var e encoder
 	e.init(b.Rec)
 	return e.row(dst, i)
 }
 
+// init sets up the writers: two allocations per batch.
 func (e *encoder) init(rec arrow.RecordBatch) {
 	schema := rec.Schema()
 	n := int(rec.NumCols())
-	var ends [8]int
-	keyEnd := ends[:0]
+	size := 0
 	for c := 0; c < n; c++ {
+		size += len(schema.Field(c).Name) + 4
+	}
+	e.keys = make([]byte, 0, 2*size) // escapes may lengthen names
+	e.cols = make([]encColumn, n)
+	for c := 0; c < n; c++ {
+		start := len(e.keys)
 		if c == 0 {
 			e.keys = append(e.keys, '{')
 		} else {
@@ -118,14 +122,8 @@ func (e *encoder) init(rec arrow.RecordBatch) {
 		}
 		e.keys = appendString(e.keys, schema.Field(c).Name)
 		e.keys = append(e.keys, ':')
-		keyEnd = append(keyEnd, len(e.keys))
-	}
-	start := 0
-	for c := 0; c < n; c++ {
-		col := newEncColumn(rec.Column(c))
-		col.key = e.keys[start:keyEnd[c]]
-		start = keyEnd[c]
-		e.cols = append(e.cols, col)
+		e.cols[c] = newEncColumn(rec.Column(c))
+		e.cols[c].key = e.keys[start:len(e.keys):len(e.keys)]
 	}
 }
 
