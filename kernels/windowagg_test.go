@@ -85,13 +85,13 @@ func wtNull(rng *rand.Rand, p float64, v any) any {
 var wtStrs = []string{"", "a", "b", "ab", "key-with-a-longer-name-0001", "key-with-a-longer-name-0002", "ü€", "zz"}
 var wtF32s = []float32{0, float32(math.Copysign(0, -1)), float32(math.NaN()), 1.5, -2, float32(math.Inf(1))}
 
-func wtRandomRow(rng *rand.Rand, ts int64, nkeys int) [wtNumCols]any {
+func wtRandomRow(rng *rand.Rand, ts int64, nkeys int, keyNull float64) [wtNumCols]any {
 	var v [wtNumCols]any
 	v[wtTS] = wtNull(rng, 0.02, ts)
-	v[wtKI64] = wtNull(rng, 0.1, int64(rng.IntN(nkeys)-nkeys/2))
-	v[wtKStr] = wtNull(rng, 0.1, wtStrs[rng.IntN(min(nkeys, len(wtStrs)))])
-	v[wtKF32] = wtNull(rng, 0.1, wtF32s[rng.IntN(len(wtF32s))])
-	v[wtKBool] = wtNull(rng, 0.1, rng.IntN(2) == 0)
+	v[wtKI64] = wtNull(rng, keyNull, int64(rng.IntN(nkeys)-nkeys/2))
+	v[wtKStr] = wtNull(rng, keyNull, wtStrs[rng.IntN(min(nkeys, len(wtStrs)))])
+	v[wtKF32] = wtNull(rng, keyNull, wtF32s[rng.IntN(len(wtF32s))])
+	v[wtKBool] = wtNull(rng, keyNull, rng.IntN(2) == 0)
 	v[wtVF64] = wtNull(rng, 0.15, float64(rng.IntN(2001)-1000)/8)
 	v[wtVI32] = wtNull(rng, 0.15, int32(rng.IntN(2_000_000_001)-1_000_000_000))
 	s := make([]byte, rng.IntN(6))
@@ -101,7 +101,7 @@ func wtRandomRow(rng *rand.Rand, ts int64, nkeys int) [wtNumCols]any {
 	v[wtVStr] = wtNull(rng, 0.15, string(s))
 	v[wtVBool] = wtNull(rng, 0.15, rng.IntN(3) == 0)
 	v[wtVTS] = wtNull(rng, 0.15, rng.Int64N(1<<40)-(1<<39))
-	v[wtKI8] = wtNull(rng, 0.1, int8(rng.IntN(5)-2))
+	v[wtKI8] = wtNull(rng, keyNull, int8(rng.IntN(5)-2))
 	return v
 }
 
@@ -220,10 +220,11 @@ func wtRandomCase(seed uint64) wtCase {
 	}
 	opWM := int64(math.MinInt64)
 	pAdvance := []float64{0.001, 0.02, 0.2}[rng.IntN(3)]
+	keyNull := []float64{0, 0.1}[rng.IntN(2)]
 	for i := 0; i < n; i++ {
 		ts := wtFloorDiv(t0+int64(i)*rate+rng.Int64N(2*jitter)-jitter, grid) * grid
 		p := rng.IntN(parts)
-		row := &wtRow{vals: wtRandomRow(rng, ts, nkeys), rowWM: partWM[p]}
+		row := &wtRow{vals: wtRandomRow(rng, ts, nkeys, keyNull), rowWM: partWM[p]}
 		c.events = append(c.events, wtEvent{row: row})
 		if row.vals[wtTS] != nil && ts-lag > partWM[p] {
 			partWM[p] = ts - lag
@@ -580,18 +581,18 @@ func wtBatch(mem memory.Allocator, schema *arrow.Schema, rows []*wtRow, rng *ran
 	if sel {
 		lead = rng.IntN(3)
 		for range lead {
-			phys = append(phys, &wtRow{vals: wtRandomRow(rng, rng.Int64N(1e6), 5), rowWM: rng.Int64()})
+			phys = append(phys, &wtRow{vals: wtRandomRow(rng, rng.Int64N(1e6), 5, 0), rowWM: rng.Int64()})
 		}
 		selv = []int32{}
 		for _, r := range rows {
 			for rng.IntN(3) == 0 {
-				phys = append(phys, &wtRow{vals: wtRandomRow(rng, rng.Int64N(1e6)-5e5, 5), rowWM: rng.Int64()})
+				phys = append(phys, &wtRow{vals: wtRandomRow(rng, rng.Int64N(1e6)-5e5, 5, 0), rowWM: rng.Int64()})
 			}
 			selv = append(selv, int32(len(phys)-lead))
 			phys = append(phys, r)
 		}
 		for range rng.IntN(3) {
-			phys = append(phys, &wtRow{vals: wtRandomRow(rng, 0, 5)})
+			phys = append(phys, &wtRow{vals: wtRandomRow(rng, 0, 5, 0)})
 		}
 	} else {
 		phys = rows

@@ -179,10 +179,10 @@ func TestDecodeStrings(t *testing.T) {
 		{`"\u00e9t\u00C9"`, "étÉ"},
 		{`"\u20ac"`, "€"},
 		{`"\ud83d\ude00!"`, "😀!"},
-		{`"\ud83d"`, "\uFFFD"},          // lone high surrogate
-		{`"\ude00x"`, "\uFFFDx"},        // lone low surrogate
-		{`"\ud83d\u0041"`, "\uFFFDA"},   // high surrogate, then not a low one
-		{`"\ud83dx"`, "\uFFFDx"},        // high surrogate, then no escape
+		{`"\ud83d"`, "\uFFFD"},              // lone high surrogate
+		{`"\ude00x"`, "\uFFFDx"},            // lone low surrogate
+		{`"\ud83d\u0041"`, "\uFFFDA"},       // high surrogate, then not a low one
+		{`"\ud83dx"`, "\uFFFDx"},            // high surrogate, then no escape
 		{`"\ud83d\ud83d\ude00"`, "\uFFFD😀"}, // high, then a valid pair
 		{`"héllo wörld ✓"`, "héllo wörld ✓"},
 		{"\"bad\xffutf8\"", "bad\uFFFDutf8"},
@@ -394,14 +394,14 @@ func TestDecodeFieldMatching(t *testing.T) {
 	schema := schemaOf(field("Temp", tInt64), field("temp", tInt64), field("sensor_id", tString))
 	got := decodeAll(t, schema,
 		`{"temp":1,"Temp":2,"sensor_id":"a"}`,
-		`{"TEMP":3,"SENSOR_ID":"b"}`,  // case-insensitive: the first column that folds
-		`{"Sensor_Id":"c","temp":4}`,  // other order
+		`{"TEMP":3,"SENSOR_ID":"b"}`,                 // case-insensitive: the first column that folds
+		`{"Sensor_Id":"c","temp":4}`,                 // other order
 		`{"sensor_id":"d","temp":5,"sensor_id":"e"}`, // duplicate: last wins
 		`{"temp":6,"temp":null}`,
 		`{"temp":null,"temp":7}`,
 		`{"sensor_\u0069d":"f","te\u006dp":8}`, // escaped keys
-		`{"ſensor_id":"g"}`,                     // Unicode simple folding: ſ folds to s
-		`{"sensor_id2":"h","sensor":"i","":0}`,  // near misses
+		`{"ſensor_id":"g"}`,                    // Unicode simple folding: ſ folds to s
+		`{"sensor_id2":"h","sensor":"i","":0}`, // near misses
 	)
 	want := []string{
 		`2 | 1 | "a"`,
