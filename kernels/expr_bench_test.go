@@ -13,6 +13,15 @@ import (
 
 const benchRows = 8192
 
+// Hand-written baselines store their output here so the compiler cannot
+// drop the loops.
+var (
+	sinkInt64s []int64
+	sinkWords  []uint64
+	sinkBools  []bool
+	sinkBytes  []byte
+)
+
 // benchBatch has int64 columns a, b, float64 c, bool p, q, int32 d and
 // string s, 8192 rows; nullFrac of a and p are NULL.
 func benchBatch(nullFrac float64) *vector.Batch {
@@ -116,6 +125,7 @@ func BenchmarkExpr(b *testing.B) {
 			for j := range out {
 				out[j] = x[j] + y[j]
 			}
+			sinkInt64s = out
 		}
 		reportRows(b)
 	})
@@ -127,6 +137,7 @@ func BenchmarkExpr(b *testing.B) {
 			for j := range out {
 				out[j] = x[j] + y[j]
 			}
+			sinkInt64s = out
 		}
 		reportRows(b)
 	})
@@ -153,6 +164,7 @@ func BenchmarkExpr(b *testing.B) {
 				}
 				out[w] = word
 			}
+			sinkWords = out
 		}
 		reportRows(b)
 	})
@@ -163,6 +175,7 @@ func BenchmarkExpr(b *testing.B) {
 			for j, v := range x {
 				out[j] = v > 50
 			}
+			sinkBools = out
 		}
 		reportRows(b)
 	})
@@ -182,6 +195,7 @@ func BenchmarkExpr(b *testing.B) {
 			for j := range out {
 				out[j] = x[j] & y[j]
 			}
+			sinkBytes = out
 		}
 		reportRows(b)
 	})

@@ -30,21 +30,37 @@ func htFinal(h uint64) uint64 {
 	return h
 }
 
-// htHashBytes is a wyhash-style 8-bytes-at-a-time hash of b.
-func htHashBytes(b []byte) uint64 {
-	h := uint64(len(b))*htK0 ^ htK3
-	for len(b) >= 8 {
-		h = bits.RotateLeft64((h^binary.LittleEndian.Uint64(b))*htK1, 31)
-		b = b[8:]
-	}
-	if len(b) > 0 {
-		var t uint64
-		for i, c := range b {
-			t |= uint64(c) << (8 * i)
+func htMum(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	return hi ^ lo
+}
+
+// htHashBytes hashes b wyhash-style: overlapping 4/8-byte loads for short
+// strings, 16-byte blocks for long ones, folded by 64x64→128 multiplies.
+func htHashBytes(p []byte) uint64 {
+	n := len(p)
+	seed := uint64(n)*htK0 ^ htK3
+	var a, b uint64
+	switch {
+	case n == 0:
+	case n < 4:
+		a = uint64(p[0])<<16 | uint64(p[n>>1])<<8 | uint64(p[n-1])
+	case n <= 8:
+		a = uint64(binary.LittleEndian.Uint32(p))
+		b = uint64(binary.LittleEndian.Uint32(p[n-4:]))
+	case n <= 16:
+		a = binary.LittleEndian.Uint64(p)
+		b = binary.LittleEndian.Uint64(p[n-8:])
+	default:
+		q := p
+		for len(q) > 16 {
+			seed = htMum(binary.LittleEndian.Uint64(q)^htK1, binary.LittleEndian.Uint64(q[8:])^seed)
+			q = q[16:]
 		}
-		h = bits.RotateLeft64((h^t)*htK1, 31)
+		a = binary.LittleEndian.Uint64(p[n-16:])
+		b = binary.LittleEndian.Uint64(p[n-8:])
 	}
-	return (h ^ h>>29) * htK2
+	return htMum(a^htK1, b^seed)
 }
 
 // htTable is an open-addressing hash table (linear probing, backward-shift

@@ -295,16 +295,23 @@ func (c *htStrKey) at(k int) []byte {
 
 func (c *htStrKey) hashInto(hs []uint64) {
 	offs, data := c.curOffs, c.curData
-	for k := range hs {
-		r := k
-		if c.rows != nil {
-			r = int(c.rows[k])
+	switch {
+	case c.curNull != nil:
+		for k := range hs {
+			v := uint64(htNullHash)
+			if !c.curNull[k] {
+				v = htHashBytes(c.at(k))
+			}
+			hs[k] = (hs[k] ^ v) * htK1
 		}
-		v := uint64(htNullHash)
-		if c.curNull == nil || !c.curNull[k] {
-			v = htHashBytes(data[offs[r]:offs[r+1]])
+	case c.rows == nil:
+		for k := range hs {
+			hs[k] = (hs[k] ^ htHashBytes(data[offs[k]:offs[k+1]])) * htK1
 		}
-		hs[k] = (hs[k] ^ v) * htK1
+	default:
+		for k, r := range c.rows[:len(hs)] {
+			hs[k] = (hs[k] ^ htHashBytes(data[offs[r]:offs[r+1]])) * htK1
+		}
 	}
 }
 

@@ -110,54 +110,51 @@ type column struct {
 type slot struct {
 	key []byte
 	col int32 // -1: the key is not a column
+	n   int   // len(key)+1
 	// raw: the key appears in the line as is (no escapes), so the next
-	// line's key can be compared in place. pat holds key+`"` packed into
-	// little-endian words (the first and last 8 bytes when longer than 8),
-	// masked to its length when shorter.
-	raw        bool
-	n          int // len(key)+1
-	pat0, pat1 uint64
-	mask       uint64
+	// line's key can be compared in place. When it is also at most 15
+	// bytes, key+`"` is packed into two little-endian words, masked to its
+	// length, for the inline compare in decode.
+	raw          bool
+	words        bool
+	pat0, pat1   uint64
+	mask0, mask1 uint64
 }
 
 func (s *slot) remember(key []byte, col int, raw bool) {
 	s.key = append(s.key[:0], key...)
 	s.col = int32(col)
-	s.raw = raw
 	s.n = len(key) + 1
-	if !raw || s.n > 16 {
+	s.raw = raw
+	s.words = raw && s.n <= 16
+	if !s.words {
 		return
 	}
 	var p [16]byte
 	copy(p[:], key)
 	p[len(key)] = '"'
-	if s.n <= 8 {
-		s.pat0 = binary.LittleEndian.Uint64(p[:8])
-		s.mask = 1<<(8*s.n) - 1
-		if s.n == 8 {
-			s.mask = math.MaxUint64
-		}
-		return
-	}
 	s.pat0 = binary.LittleEndian.Uint64(p[:8])
-	s.pat1 = binary.LittleEndian.Uint64(p[s.n-8 : s.n])
+	s.pat1 = binary.LittleEndian.Uint64(p[8:])
+	s.mask0, s.mask1 = lowBytes(s.n), lowBytes(s.n-8)
 }
 
-// matches reports whether the key whose quote is at line[i] is s's key.
-func (s *slot) matches(line []byte, i int) bool {
-	if !s.raw {
-		return false
-	}
-	j := i + 1
+// lowBytes is a mask of the n low bytes of a word (n clamped to 0..8).
+func lowBytes(n int) uint64 {
 	switch {
-	case s.n <= 8 && j+8 <= len(line):
-		return (binary.LittleEndian.Uint64(line[j:])^s.pat0)&s.mask == 0
-	case s.n > 8 && s.n <= 16 && j+s.n <= len(line):
-		return binary.LittleEndian.Uint64(line[j:]) == s.pat0 &&
-			binary.LittleEndian.Uint64(line[j+s.n-8:]) == s.pat1
+	case n <= 0:
+		return 0
+	case n >= 8:
+		return math.MaxUint64
 	}
+	return 1<<(8*n) - 1
+}
+
+// matches reports whether the key whose quote is at line[i] is s's key,
+// without the word compare (see decode).
+func (s *slot) matches(line []byte, i int) bool {
+	j := i + 1
 	e := j + len(s.key)
-	return e < len(line) && line[e] == '"' && string(line[j:e]) == string(s.key)
+	return s.raw && e < len(line) && line[e] == '"' && string(line[j:e]) == string(s.key)
 }
 
 // Decoder decodes JSON lines into Arrow arrays. It is not safe for
@@ -388,7 +385,13 @@ func (d *Decoder) decode(line []byte) *RecordError {
 			c := -2
 			if k < len(d.slots) {
 				// Fast path: the same key as the k-th of the last row.
-				if s := &d.slots[k]; s.matches(line, i) {
+				s := &d.slots[k]
+				if j := i + 1; s.words && j+16 <= len(line) {
+					if (binary.LittleEndian.Uint64(line[j:])^s.pat0)&s.mask0|
+						(binary.LittleEndian.Uint64(line[j+8:])^s.pat1)&s.mask1 == 0 {
+						c, i = int(s.col), i+s.n+1
+					}
+				} else if s.matches(line, i) {
 					c, i = int(s.col), i+s.n+1
 				}
 			}
