@@ -64,11 +64,30 @@ func BenchmarkZZ(b *testing.B) {
 				tb := unsafe.Slice((*byte)(unsafe.Pointer(&tmp[0])), 64)
 				var word uint64
 				for k := 0; k < 8; k++ {
-					word |= (binary.LittleEndian.Uint64(tb[k*8:]) * 0x8040201008040201 >> 56) << (8 * k)
+					word |= (binary.LittleEndian.Uint64(tb[k*8:]) * 0x0102040810204080 >> 56) << (8 * k)
 				}
 				out[w] = word
 			}
 			zzSink = out
 		}
 	})
+}
+
+func TestZZPack(t *testing.T) {
+	x := zzData()
+	var tmp [64]bool
+	for w := 0; w < 128; w++ {
+		v := x[w*64 : w*64+64]
+		for j := range tmp {
+			tmp[j] = v[j] > 50
+		}
+		tb := unsafe.Slice((*byte)(unsafe.Pointer(&tmp[0])), 64)
+		var word uint64
+		for k := 0; k < 8; k++ {
+			word |= (binary.LittleEndian.Uint64(tb[k*8:]) * 0x0102040810204080 >> 56) << (8 * k)
+		}
+		if want := scCmpWordVS(cmpGt, v, 50.0); word != want {
+			t.Fatalf("%x != %x", word, want)
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -76,8 +77,22 @@ func cmdRun(args []string) int {
 	batch := fs.Int("batch-size", 8192, "rows per micro-batch")
 	linger := fs.Duration("linger", 20*time.Millisecond, "longest a partly filled micro-batch waits")
 	quiet := fs.Bool("quiet", false, "do not print the end-of-run summary on stderr")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "error:", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "error:", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
 	}
 	reg := builtin.Registry()
 	plan, err := src.load(fs, reg)

@@ -185,9 +185,12 @@ func (s *Source) Run(ctx context.Context, emit func(engine.Message) error) error
 				wms.Start(part)
 			}
 			for n := 0; n < batchSize; n++ {
-				deadline := time.Now().Add(linger)
-				if dec.Len() > 0 {
-					deadline = batchStart.Add(linger)
+				var deadline time.Time // only pipes wait with a deadline
+				if r.pollable {
+					deadline = time.Now().Add(linger)
+					if dec.Len() > 0 {
+						deadline = batchStart.Add(linger)
+					}
 				}
 				line, err := r.next(deadline)
 				if err == io.EOF {
