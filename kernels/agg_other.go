@@ -164,11 +164,11 @@ func (st *aggBoolState) build(mem memory.Allocator, f AggFunc, gids []int32) arr
 // update copies bytes only when it changes the extreme, and allocates only
 // when a buffer must grow.
 type aggStrState struct {
-	n       []int64
-	mn, mx  [][]byte
+	n                []int64
+	mn, mx           [][]byte
 	wantMin, wantMax bool
-	gbuf    []int32
-	nbuf    []bool
+	gbuf             []int32
+	nbuf             []bool
 }
 
 func (st *aggStrState) enable(f AggFunc) error {

@@ -33,17 +33,17 @@ func TestJavaFloatFormat(t *testing.T) {
 	}
 }
 
-// castRows casts a one-column batch and returns the live rows or the error.
-func castRows(t *testing.T, mem memory.Allocator, from arrow.DataType, vals []any, sel []int32, to arrow.DataType) ([]rv, error) {
+// etCastRows casts a one-column batch and returns the live rows or the error.
+func etCastRows(t *testing.T, mem memory.Allocator, from arrow.DataType, vals []any, sel []int32, to arrow.DataType) ([]etVal, error) {
 	t.Helper()
-	b := oneBatch(t, mem, map[string][]any{"x": vals}, map[string]arrow.DataType{"x": from}, "x")
+	b := etOneBatch(t, mem, map[string][]any{"x": vals}, map[string]arrow.DataType{"x": from}, "x")
 	defer b.Release()
 	b.Sel = sel
 	e, err := Cast(ColRef(0, from, "x"), to)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return evalRows(t, mem, e, b)
+	return etEvalRows(t, mem, e, b)
 }
 
 func TestCastTable(t *testing.T) {
@@ -53,60 +53,60 @@ func TestCastTable(t *testing.T) {
 		from arrow.DataType
 		in   []any
 		to   arrow.DataType
-		want []rv
+		want []etVal
 	}
-	null := rv{null: true}
+	null := etVal{null: true}
 	cases := []tc{
 		// float → int: truncation toward zero, Java saturation, NaN → 0.
-		{tDouble, []any{2.9, -2.9, nil, math.NaN(), 1e300, -1e300}, tInt64,
-			[]rv{{i: 2}, {i: -2}, null, {i: 0}, {i: math.MaxInt64}, {i: math.MinInt64}}},
-		{tDouble, []any{3e9, -3e9, 300.7}, tInt32, []rv{{i: math.MaxInt32}, {i: math.MinInt32}, {i: 300}}},
-		{tDouble, []any{300.7, 1e10}, tInt8, []rv{{i: 44}, {i: -1}}}, // (byte)(int)d
-		{tInt64, []any{300, -129, math.MaxInt64}, tInt8, []rv{{i: 44}, {i: 127}, {i: -1}}},
-		{tInt64, []any{1 << 53, (1 << 53) + 1}, tDouble, []rv{{f: 1 << 53}, {f: 1 << 53}}},
+		{etDouble, []any{2.9, -2.9, nil, math.NaN(), 1e300, -1e300}, etInt64,
+			[]etVal{{i: 2}, {i: -2}, null, {i: 0}, {i: math.MaxInt64}, {i: math.MinInt64}}},
+		{etDouble, []any{3e9, -3e9, 300.7}, etInt32, []etVal{{i: math.MaxInt32}, {i: math.MinInt32}, {i: 300}}},
+		{etDouble, []any{300.7, 1e10}, etInt8, []etVal{{i: 44}, {i: -1}}}, // (byte)(int)d
+		{etInt64, []any{300, -129, math.MaxInt64}, etInt8, []etVal{{i: 44}, {i: 127}, {i: -1}}},
+		{etInt64, []any{1 << 53, (1 << 53) + 1}, etDouble, []etVal{{f: 1 << 53}, {f: 1 << 53}}},
 		// → VARCHAR
-		{tInt32, []any{-42, nil, 0}, tString, []rv{{s: "-42"}, null, {s: "0"}}},
-		{tDouble, []any{1.0, 1e10, 0.5, nil}, tString, []rv{{s: "1.0"}, {s: "1.0E10"}, {s: "0.5"}, null}},
-		{tFloat, []any{0.1}, tString, []rv{{s: "0.1"}}},
-		{tBool, []any{true, false, nil}, tString, []rv{{s: "TRUE"}, {s: "FALSE"}, null}},
-		{tTs, []any{int64(0), int64(1700000000123), int64(-1)}, tString,
-			[]rv{{s: "1970-01-01 00:00:00.000"}, {s: "2023-11-14 22:13:20.123"}, {s: "1969-12-31 23:59:59.999"}}},
+		{etInt32, []any{-42, nil, 0}, etString, []etVal{{s: "-42"}, null, {s: "0"}}},
+		{etDouble, []any{1.0, 1e10, 0.5, nil}, etString, []etVal{{s: "1.0"}, {s: "1.0E10"}, {s: "0.5"}, null}},
+		{etFloat, []any{0.1}, etString, []etVal{{s: "0.1"}}},
+		{etBool, []any{true, false, nil}, etString, []etVal{{s: "TRUE"}, {s: "FALSE"}, null}},
+		{etTs, []any{int64(0), int64(1700000000123), int64(-1)}, etString,
+			[]etVal{{s: "1970-01-01 00:00:00.000"}, {s: "2023-11-14 22:13:20.123"}, {s: "1969-12-31 23:59:59.999"}}},
 		// VARCHAR →
-		{tString, []any{" 42 ", "-7", nil, "+3"}, tInt32, []rv{{i: 42}, {i: -7}, null, {i: 3}}},
-		{tString, []any{"1.5", "-1e3", "NaN", "Infinity", "-inf", "1e400"}, tDouble,
-			[]rv{{f: 1.5}, {f: -1000}, {f: math.NaN()}, {f: math.Inf(1)}, {f: math.Inf(-1)}, {f: math.Inf(1)}}},
-		{tString, []any{"TRUE", "f", " yes ", "0", "N"}, tBool, []rv{{b: true}, {b: false}, {b: true}, {b: false}, {b: false}}},
-		{tString, []any{"2023-11-14 22:13:20.123", "2023-11-14T22:13:20", "1970-01-02", "2023-11-14 22:13:20.1239"}, tTs,
-			[]rv{{i: 1700000000123}, {i: 1700000000000}, {i: 86400000}, {i: 1700000000123}}},
+		{etString, []any{" 42 ", "-7", nil, "+3"}, etInt32, []etVal{{i: 42}, {i: -7}, null, {i: 3}}},
+		{etString, []any{"1.5", "-1e3", "NaN", "Infinity", "-inf", "1e400"}, etDouble,
+			[]etVal{{f: 1.5}, {f: -1000}, {f: math.NaN()}, {f: math.Inf(1)}, {f: math.Inf(-1)}, {f: math.Inf(1)}}},
+		{etString, []any{"TRUE", "f", " yes ", "0", "N"}, etBool, []etVal{{b: true}, {b: false}, {b: true}, {b: false}, {b: false}}},
+		{etString, []any{"2023-11-14 22:13:20.123", "2023-11-14T22:13:20", "1970-01-02", "2023-11-14 22:13:20.1239"}, etTs,
+			[]etVal{{i: 1700000000123}, {i: 1700000000000}, {i: 86400000}, {i: 1700000000123}}},
 		// integer ↔ TIMESTAMP(3)
-		{tInt64, []any{int64(1700000000123), nil}, tTs, []rv{{i: 1700000000123}, null}},
-		{tInt32, []any{1000}, tTs, []rv{{i: 1000}}},
-		{tTs, []any{int64(5)}, tInt64, []rv{{i: 5}}},
+		{etInt64, []any{int64(1700000000123), nil}, etTs, []etVal{{i: 1700000000123}, null}},
+		{etInt32, []any{1000}, etTs, []etVal{{i: 1000}}},
+		{etTs, []any{int64(5)}, etInt64, []etVal{{i: 5}}},
 		// NULL → anything
-		{arrow.Null, []any{nil, nil}, tString, []rv{null, null}},
+		{arrow.Null, []any{nil, nil}, etString, []etVal{null, null}},
 	}
 	for _, c := range cases {
-		var got []rv
+		var got []etVal
 		var err error
 		if c.from.ID() == arrow.NULL {
-			b := oneBatch(t, mem, map[string][]any{"x": {1, 2}}, map[string]arrow.DataType{"x": tInt64}, "x")
-			got, err = evalRows(t, mem, mustCast(t, ColRef(0, arrow.Null, "n"), c.to), b)
+			b := etOneBatch(t, mem, map[string][]any{"x": {1, 2}}, map[string]arrow.DataType{"x": etInt64}, "x")
+			got, err = etEvalRows(t, mem, etMustCast(t, ColRef(0, arrow.Null, "n"), c.to), b)
 			b.Release()
 		} else {
-			got, err = castRows(t, mem, c.from, c.in, nil, c.to)
+			got, err = etCastRows(t, mem, c.from, c.in, nil, c.to)
 		}
 		if err != nil {
 			t.Fatalf("CAST(%v AS %s): %v", c.in, SQLTypeName(c.to), err)
 		}
 		for i := range c.want {
-			if !sameVal(scKindOf(c.to), got[i], c.want[i]) {
+			if !etSameVal(scKindOf(c.to), got[i], c.want[i]) {
 				t.Errorf("CAST(%v AS %s) row %d: %v, want %v", c.in[i], SQLTypeName(c.to), i, got[i], c.want[i])
 			}
 		}
 	}
 }
 
-func mustCast(t *testing.T, e Expr, to arrow.DataType) Expr {
+func etMustCast(t *testing.T, e Expr, to arrow.DataType) Expr {
 	t.Helper()
 	c, err := Cast(e, to)
 	if err != nil {
@@ -119,31 +119,31 @@ func TestCastErrors(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	// Bad text fails only on live rows, naming the value.
-	good := map[arrow.DataType]string{tInt8: "12", tInt32: "12", tInt64: "12", tFloat: "1.5", tDouble: "1.5", tBool: "true", tTs: "1970-01-01"}
+	good := map[arrow.DataType]string{etInt8: "12", etInt32: "12", etInt64: "12", etFloat: "1.5", etDouble: "1.5", etBool: "true", etTs: "1970-01-01"}
 	for to, ok := range good {
-		_, err := castRows(t, mem, tString, []any{ok, "abc", nil}, nil, to)
+		_, err := etCastRows(t, mem, etString, []any{ok, "abc", nil}, nil, to)
 		want := "cannot cast 'abc' to " + SQLTypeName(to)
 		if err == nil || err.Error() != want {
 			t.Errorf("CAST('abc' AS %s): %v, want %q", SQLTypeName(to), err, want)
 		}
-		if _, err := castRows(t, mem, tString, []any{ok, "abc", nil}, []int32{0, 2}, to); err != nil {
+		if _, err := etCastRows(t, mem, etString, []any{ok, "abc", nil}, []int32{0, 2}, to); err != nil {
 			t.Errorf("CAST AS %s with 'abc' filtered out: %v", SQLTypeName(to), err)
 		}
 	}
-	if _, err := castRows(t, mem, tString, []any{"300"}, nil, tInt8); err == nil || !strings.Contains(err.Error(), "'300'") {
+	if _, err := etCastRows(t, mem, etString, []any{"300"}, nil, etInt8); err == nil || !strings.Contains(err.Error(), "'300'") {
 		t.Errorf("CAST('300' AS TINYINT): %v", err)
 	}
-	if _, err := castRows(t, mem, tString, []any{"1.5"}, nil, tInt64); err == nil {
+	if _, err := etCastRows(t, mem, etString, []any{"1.5"}, nil, etInt64); err == nil {
 		t.Error("CAST('1.5' AS BIGINT): no error")
 	}
 	// A constant cast that fails is kept and fails at run time.
-	e := mustCast(t, lit(t, "x", tString), tInt64)
-	if _, ok := e.(*literal); ok {
+	e := etMustCast(t, etLit(t, "x", etString), etInt64)
+	if _, ok := e.(*exprLit); ok {
 		t.Fatal("CAST('x' AS BIGINT) folded")
 	}
 	// Unsupported pairs fail at bind time.
 	for _, c := range []struct{ from, to arrow.DataType }{
-		{tBool, tInt64}, {tInt64, tBool}, {tTs, tInt32}, {tDouble, tTs}, {tInt64, arrow.PrimitiveTypes.Uint8}, {tInt64, arrow.Null},
+		{etBool, etInt64}, {etInt64, etBool}, {etTs, etInt32}, {etDouble, etTs}, {etInt64, arrow.PrimitiveTypes.Uint8}, {etInt64, arrow.Null},
 	} {
 		_, err := Cast(ColRef(0, c.from, "x"), c.to)
 		want := "cannot cast " + SQLTypeName(c.from) + " to " + SQLTypeName(c.to)
@@ -152,7 +152,7 @@ func TestCastErrors(t *testing.T) {
 		}
 	}
 	// Folded constant casts.
-	if l, ok := mustCast(t, lit(t, "12", tString), tInt16).(*literal); !ok || l.i != 12 {
+	if l, ok := etMustCast(t, etLit(t, "12", etString), etInt16).(*exprLit); !ok || l.i != 12 {
 		t.Error("CAST('12' AS SMALLINT) not folded to 12")
 	}
 }
@@ -163,37 +163,37 @@ func TestCastStringRandom(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	for iter := 0; iter < 40; iter++ {
-		tb := randBatch(r, mem)
+		tb := etRandBatch(r, mem)
 		for _, k := range []scKind{skInt8, skInt16, skInt32, skInt64, skFloat64, skFloat32, skBool, skTimestamp} {
-			name := colName(k, "a")
-			toStr := mustCast(t, tb.col(name), tString)
-			checkAgainst(t, mem, toStr, tb, func(i int) (rv, bool) {
+			name := etColName(k, "a")
+			toStr := etMustCast(t, tb.col(name), etString)
+			etCheckAgainst(t, mem, toStr, tb, func(i int) (etVal, bool) {
 				v := tb.vals[name][i]
 				switch {
 				case v.null:
 					return v, false
 				case k.isInt():
-					return rv{s: strconv.FormatInt(v.i, 10)}, false
+					return etVal{s: strconv.FormatInt(v.i, 10)}, false
 				case k == skBool:
-					return rv{s: strings.ToUpper(strconv.FormatBool(v.b))}, false
+					return etVal{s: strings.ToUpper(strconv.FormatBool(v.b))}, false
 				case k.isFloat():
-					return rv{s: string(scAppendJavaFloat(nil, v.f, k.floatBits()))}, false
+					return etVal{s: string(scAppendJavaFloat(nil, v.f, k.floatBits()))}, false
 				}
-				return rv{s: arrowTs(v.i)}, false
+				return etVal{s: etArrowTs(v.i)}, false
 			})
-			back := mustCast(t, toStr, scTypeOf(k))
-			checkAgainst(t, mem, back, tb, func(i int) (rv, bool) { return tb.vals[name][i], false })
+			back := etMustCast(t, toStr, scTypeOf(k))
+			etCheckAgainst(t, mem, back, tb, func(i int) (etVal, bool) { return tb.vals[name][i], false })
 		}
 		tb.release()
 	}
 }
 
-func arrowTs(ms int64) string {
-	return string(scAppendTs(ms))
+func etArrowTs(ms int64) string {
+	return string(etScAppendTs(ms))
 }
 
-func scAppendTs(ms int64) []byte {
-	l := &literal{kind: skTimestamp, i: ms}
+func etScAppendTs(ms int64) []byte {
+	l := &exprLit{kind: skTimestamp, i: ms}
 	s := l.String()
 	return []byte(s[len("TIMESTAMP '") : len(s)-1])
 }

@@ -50,7 +50,7 @@ func exprMayFail(e Expr) bool {
 // ---------------------------------------------------------------------------
 // Column references
 
-type colRef struct {
+type exprCol struct {
 	index int
 	typ   arrow.DataType
 	name  string
@@ -60,20 +60,20 @@ type colRef struct {
 // have type t. Evaluating it returns the column itself (one more reference,
 // no copy).
 func ColRef(index int, t arrow.DataType, name string) Expr {
-	return &colRef{index: index, typ: t, name: name}
+	return &exprCol{index: index, typ: t, name: name}
 }
 
-func (c *colRef) Type() arrow.DataType { return c.typ }
-func (c *colRef) exprMayFail() bool    { return false }
+func (c *exprCol) Type() arrow.DataType { return c.typ }
+func (c *exprCol) exprMayFail() bool    { return false }
 
-func (c *colRef) String() string {
+func (c *exprCol) String() string {
 	if c.name != "" {
 		return c.name
 	}
 	return "$" + strconv.Itoa(c.index)
 }
 
-func (c *colRef) Eval(b *vector.Batch, _ memory.Allocator) (arrow.Array, error) {
+func (c *exprCol) Eval(b *vector.Batch, _ memory.Allocator) (arrow.Array, error) {
 	if c.index < 0 || c.index >= int(b.Rec.NumCols()) {
 		return nil, fmt.Errorf("column %s: index %d out of range (batch has %d columns)", c, c.index, b.Rec.NumCols())
 	}
@@ -92,7 +92,7 @@ func (c *colRef) Eval(b *vector.Batch, _ memory.Allocator) (arrow.Array, error) 
 
 // literal is a constant. Kernels take it as a scalar operand; it is turned
 // into an array only when it is the whole expression (SELECT 1).
-type literal struct {
+type exprLit struct {
 	typ  arrow.DataType
 	kind scKind
 	null bool
@@ -113,7 +113,7 @@ func Literal(v any, t arrow.DataType) (Expr, error) {
 	if k == skUnsupported {
 		return nil, fmt.Errorf("literal of unsupported type %s", t)
 	}
-	l := &literal{typ: t, kind: k}
+	l := &exprLit{typ: t, kind: k}
 	if v == nil {
 		l.null = true
 		return l, nil
@@ -184,10 +184,10 @@ func Literal(v any, t arrow.DataType) (Expr, error) {
 	return l, nil
 }
 
-func (l *literal) Type() arrow.DataType { return l.typ }
-func (l *literal) exprMayFail() bool    { return false }
+func (l *exprLit) Type() arrow.DataType { return l.typ }
+func (l *exprLit) exprMayFail() bool    { return false }
 
-func (l *literal) String() string {
+func (l *exprLit) String() string {
 	if l.null {
 		return "NULL"
 	}
@@ -210,7 +210,7 @@ func (l *literal) String() string {
 }
 
 // Eval broadcasts the constant to b.NumRows() rows.
-func (l *literal) Eval(b *vector.Batch, mem memory.Allocator) (arrow.Array, error) {
+func (l *exprLit) Eval(b *vector.Batch, mem memory.Allocator) (arrow.Array, error) {
 	n := b.NumRows()
 	if l.null {
 		return array.MakeArrayOfNull(mem, l.typ, n), nil
@@ -258,9 +258,9 @@ func scFill[T scNum](mem memory.Allocator, t arrow.DataType, n int, v T) arrow.A
 }
 
 // scLiteralAt reads row i of arr as a literal of arr's type.
-func scLiteralAt(arr arrow.Array, i int) *literal {
+func scLiteralAt(arr arrow.Array, i int) *exprLit {
 	t := arr.DataType()
-	l := &literal{typ: t, kind: scKindOf(t)}
+	l := &exprLit{typ: t, kind: scKindOf(t)}
 	if arr.IsNull(i) {
 		l.null = true
 		return l
@@ -289,7 +289,7 @@ func scLiteralAt(arr arrow.Array, i int) *literal {
 }
 
 // scLitNum returns a numeric literal as T. The literal has T's kind.
-func scLitNum[T scNum](l *literal) T {
+func scLitNum[T scNum](l *exprLit) T {
 	if l.kind.isFloat() {
 		return T(l.f)
 	}
@@ -312,13 +312,13 @@ func exprFold(e Expr) Expr {
 	return l
 }
 
-func scIsLiteral(e Expr) (*literal, bool) {
-	l, ok := e.(*literal)
+func scIsLiteral(e Expr) (*exprLit, bool) {
+	l, ok := e.(*exprLit)
 	return l, ok
 }
 
 func scIsNullLiteral(e Expr) bool {
-	l, ok := e.(*literal)
+	l, ok := e.(*exprLit)
 	return ok && l.null
 }
 

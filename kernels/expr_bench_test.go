@@ -11,27 +11,27 @@ import (
 	"github.com/clink-dev/clink/vector"
 )
 
-const benchRows = 8192
+const etBenchRows = 8192
 
 // Hand-written baselines store their output here so the compiler cannot
 // drop the loops.
 var (
-	sinkInt64s []int64
-	sinkWords  []uint64
-	sinkBools  []bool
-	sinkBytes  []byte
+	etSinkInt64s []int64
+	etSinkWords  []uint64
+	etSinkBools  []bool
+	etSinkBytes  []byte
 )
 
-// benchBatch has int64 columns a, b, float64 c, bool p, q, int32 d and
+// etBenchBatch has int64 columns a, b, float64 c, bool p, q, int32 d and
 // string s, 8192 rows; nullFrac of a and p are NULL.
-func benchBatch(nullFrac float64) *vector.Batch {
+func etBenchBatch(nullFrac float64) *vector.Batch {
 	r := rand.New(rand.NewSource(1))
 	mem := memory.NewGoAllocator()
 	a, b := array.NewInt64Builder(mem), array.NewInt64Builder(mem)
 	c, d := array.NewFloat64Builder(mem), array.NewInt32Builder(mem)
 	p, q := array.NewBooleanBuilder(mem), array.NewBooleanBuilder(mem)
 	s := array.NewStringBuilder(mem)
-	for i := 0; i < benchRows; i++ {
+	for i := 0; i < etBenchRows; i++ {
 		null := r.Float64() < nullFrac
 		if null {
 			a.AppendNull()
@@ -48,20 +48,20 @@ func benchBatch(nullFrac float64) *vector.Batch {
 	}
 	cols := []arrow.Array{a.NewArray(), b.NewArray(), c.NewArray(), p.NewArray(), q.NewArray(), d.NewArray(), s.NewArray()}
 	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "a", Type: tInt64, Nullable: true}, {Name: "b", Type: tInt64}, {Name: "c", Type: tDouble},
-		{Name: "p", Type: tBool, Nullable: true}, {Name: "q", Type: tBool}, {Name: "d", Type: tInt32}, {Name: "s", Type: tString},
+		{Name: "a", Type: etInt64, Nullable: true}, {Name: "b", Type: etInt64}, {Name: "c", Type: etDouble},
+		{Name: "p", Type: etBool, Nullable: true}, {Name: "q", Type: etBool}, {Name: "d", Type: etInt32}, {Name: "s", Type: etString},
 	}, nil)
-	rec := array.NewRecordBatch(schema, cols, benchRows)
+	rec := array.NewRecordBatch(schema, cols, etBenchRows)
 	for _, col := range cols {
 		col.Release()
 	}
 	return vector.New(rec)
 }
 
-func halfSel() []int32 {
-	sel := make([]int32, 0, benchRows/2)
+func etHalfSel() []int32 {
+	sel := make([]int32, 0, etBenchRows/2)
 	r := rand.New(rand.NewSource(2))
-	for i := 0; i < benchRows; i++ {
+	for i := 0; i < etBenchRows; i++ {
 		if r.Intn(2) == 0 {
 			sel = append(sel, int32(i))
 		}
@@ -69,12 +69,37 @@ func halfSel() []int32 {
 	return sel
 }
 
-func reportRows(b *testing.B) {
-	b.ReportMetric(float64(b.N)*benchRows/b.Elapsed().Seconds(), "rows/s")
+func etReportRows(b *testing.B) {
+	b.ReportMetric(float64(b.N)*etBenchRows/b.Elapsed().Seconds(), "rows/s")
 }
 
-func benchEval(b *testing.B, e Expr, batch *vector.Batch) {
-	mem := memory.NewGoAllocator()
+// etBenchPool recycles buffers by size, as a batch-buffer pool would: it
+// shows the kernels' cost without the Go heap's allocation and GC of a
+// fresh 64 KiB slice per batch (compare add_int64/hand and hand_alloc).
+type etBenchPool struct{ free map[int][][]byte }
+
+func (p *etBenchPool) Allocate(size int) []byte {
+	if l := p.free[size]; len(l) > 0 {
+		p.free[size] = l[:len(l)-1]
+		return l[len(l)-1]
+	}
+	return make([]byte, size)
+}
+
+func (p *etBenchPool) Reallocate(size int, b []byte) []byte {
+	n := p.Allocate(size)
+	copy(n, b)
+	p.Free(b)
+	return n
+}
+
+func (p *etBenchPool) Free(b []byte) { p.free[cap(b)] = append(p.free[cap(b)], b[:cap(b)]) }
+
+func etBenchEval(b *testing.B, e Expr, batch *vector.Batch) {
+	etBenchEvalMem(b, e, batch, memory.NewGoAllocator())
+}
+
+func etBenchEvalMem(b *testing.B, e Expr, batch *vector.Batch, mem memory.Allocator) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -84,11 +109,11 @@ func benchEval(b *testing.B, e Expr, batch *vector.Batch) {
 		}
 		res.Release()
 	}
-	reportRows(b)
+	etReportRows(b)
 }
 
 func BenchmarkExpr(b *testing.B) {
-	reg := newTestRegistry()
+	reg := etNewTestRegistry()
 	mustCall := func(name string, args ...Expr) Expr {
 		e, err := reg.Call(name, args)
 		if err != nil {
@@ -103,57 +128,61 @@ func BenchmarkExpr(b *testing.B) {
 		}
 		return e
 	}
-	dense, nulls := benchBatch(0), benchBatch(0.1)
+	dense, nulls := etBenchBatch(0), etBenchBatch(0.1)
 	defer dense.Release()
 	defer nulls.Release()
-	sel := &vector.Batch{Rec: dense.Rec, Sel: halfSel()}
-	sparse := &vector.Batch{Rec: dense.Rec, Sel: halfSel()[:benchRows/20]}
-	a, bb := ColRef(0, tInt64, "a"), ColRef(1, tInt64, "b")
-	c, d := ColRef(2, tDouble, "c"), ColRef(5, tInt32, "d")
-	p, q := ColRef(3, tBool, "p"), ColRef(4, tBool, "q")
-	s := ColRef(6, tString, "s")
+	sel := &vector.Batch{Rec: dense.Rec, Sel: etHalfSel()}
+	sparse := &vector.Batch{Rec: dense.Rec, Sel: etHalfSel()[:etBenchRows/20]}
+	a, bb := ColRef(0, etInt64, "a"), ColRef(1, etInt64, "b")
+	c, d := ColRef(2, etDouble, "c"), ColRef(5, etInt32, "d")
+	p, q := ColRef(3, etBool, "p"), ColRef(4, etBool, "q")
+	s := ColRef(6, etString, "s")
 
 	add := mustCall("add", a, bb)
-	b.Run("add_int64", func(b *testing.B) { benchEval(b, add, dense) })
-	b.Run("add_int64/nulls", func(b *testing.B) { benchEval(b, add, nulls) })
-	b.Run("add_int64/sel=half", func(b *testing.B) { benchEval(b, add, sel) })
-	b.Run("add_int64/sel=5%", func(b *testing.B) { benchEval(b, add, sparse) })
+	b.Run("add_int64", func(b *testing.B) { etBenchEval(b, add, dense) })
+	b.Run("add_int64/alloc=pool", func(b *testing.B) { etBenchEvalMem(b, add, dense, &etBenchPool{free: map[int][][]byte{}}) })
+	b.Run("add_int64/nulls", func(b *testing.B) { etBenchEval(b, add, nulls) })
+	b.Run("add_int64/sel=half", func(b *testing.B) { etBenchEval(b, add, sel) })
+	b.Run("add_int64/sel=5%", func(b *testing.B) { etBenchEval(b, add, sparse) })
 	b.Run("add_int64/hand", func(b *testing.B) {
 		x, y := dense.Column(0).(*array.Int64).Int64Values(), dense.Column(1).(*array.Int64).Int64Values()
-		out := make([]int64, benchRows)
+		out := make([]int64, etBenchRows)
 		for i := 0; i < b.N; i++ {
 			for j := range out {
 				out[j] = x[j] + y[j]
 			}
-			sinkInt64s = out
+			etSinkInt64s = out
 		}
-		reportRows(b)
+		etReportRows(b)
 	})
 	b.Run("add_int64/hand_alloc", func(b *testing.B) {
 		x, y := dense.Column(0).(*array.Int64).Int64Values(), dense.Column(1).(*array.Int64).Int64Values()
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			out := make([]int64, benchRows)
+			out := make([]int64, etBenchRows)
 			for j := range out {
 				out[j] = x[j] + y[j]
 			}
-			sinkInt64s = out
+			etSinkInt64s = out
 		}
-		reportRows(b)
+		etReportRows(b)
 	})
-	addLit := mustCall("add", a, mustLit(int64(7), tInt64))
-	b.Run("add_int64_lit", func(b *testing.B) { benchEval(b, addLit, dense) })
+	addLit := mustCall("add", a, mustLit(int64(7), etInt64))
+	b.Run("add_int64_lit", func(b *testing.B) { etBenchEval(b, addLit, dense) })
+	b.Run("add_int64_lit/alloc=pool", func(b *testing.B) { etBenchEvalMem(b, addLit, dense, &etBenchPool{free: map[int][][]byte{}}) })
 	div := mustCall("divide", a, bb)
-	b.Run("divide_int64", func(b *testing.B) { benchEval(b, div, dense) })
+	b.Run("divide_int64", func(b *testing.B) { etBenchEval(b, div, dense) })
+	b.Run("divide_int64/alloc=pool", func(b *testing.B) { etBenchEvalMem(b, div, dense, &etBenchPool{free: map[int][][]byte{}}) })
 	addPromote := mustCall("add", d, a)
-	b.Run("add_int32_int64", func(b *testing.B) { benchEval(b, addPromote, dense) })
+	b.Run("add_int32_int64", func(b *testing.B) { etBenchEval(b, addPromote, dense) })
 
-	gt := mustCall("gt", c, mustLit(50.0, tDouble))
-	b.Run("gt_float64_lit", func(b *testing.B) { benchEval(b, gt, dense) })
-	b.Run("gt_float64_lit/sel=half", func(b *testing.B) { benchEval(b, gt, sel) })
+	gt := mustCall("gt", c, mustLit(50.0, etDouble))
+	b.Run("gt_float64_lit", func(b *testing.B) { etBenchEval(b, gt, dense) })
+	b.Run("gt_float64_lit/alloc=pool", func(b *testing.B) { etBenchEvalMem(b, gt, dense, &etBenchPool{free: map[int][][]byte{}}) })
+	b.Run("gt_float64_lit/sel=half", func(b *testing.B) { etBenchEval(b, gt, sel) })
 	b.Run("gt_float64_lit/hand", func(b *testing.B) {
 		x := dense.Column(2).(*array.Float64).Float64Values()
-		out := make([]uint64, benchRows/64)
+		out := make([]uint64, etBenchRows/64)
 		for i := 0; i < b.N; i++ {
 			for w := range out {
 				var word uint64
@@ -164,40 +193,41 @@ func BenchmarkExpr(b *testing.B) {
 				}
 				out[w] = word
 			}
-			sinkWords = out
+			etSinkWords = out
 		}
-		reportRows(b)
+		etReportRows(b)
 	})
 	b.Run("gt_float64_lit/hand_bool", func(b *testing.B) {
 		x := dense.Column(2).(*array.Float64).Float64Values()
-		out := make([]bool, benchRows)
+		out := make([]bool, etBenchRows)
 		for i := 0; i < b.N; i++ {
 			for j, v := range x {
 				out[j] = v > 50
 			}
-			sinkBools = out
+			etSinkBools = out
 		}
-		reportRows(b)
+		etReportRows(b)
 	})
 	lt := mustCall("lt", a, bb)
-	b.Run("lt_int64", func(b *testing.B) { benchEval(b, lt, dense) })
-	eqs := mustCall("equal", s, mustLit("gamma", tString))
-	b.Run("equal_string_lit", func(b *testing.B) { benchEval(b, eqs, dense) })
+	b.Run("lt_int64", func(b *testing.B) { etBenchEval(b, lt, dense) })
+	eqs := mustCall("equal", s, mustLit("gamma", etString))
+	b.Run("equal_string_lit", func(b *testing.B) { etBenchEval(b, eqs, dense) })
 
 	and := mustCall("and", p, q)
-	b.Run("and", func(b *testing.B) { benchEval(b, and, dense) })
-	b.Run("and/nulls", func(b *testing.B) { benchEval(b, and, nulls) })
+	b.Run("and", func(b *testing.B) { etBenchEval(b, and, dense) })
+	b.Run("and/alloc=pool", func(b *testing.B) { etBenchEvalMem(b, and, dense, &etBenchPool{free: map[int][][]byte{}}) })
+	b.Run("and/nulls", func(b *testing.B) { etBenchEval(b, and, nulls) })
 	b.Run("and/hand", func(b *testing.B) {
 		x := dense.Column(3).(*array.Boolean).Data().Buffers()[1].Bytes()
 		y := dense.Column(4).(*array.Boolean).Data().Buffers()[1].Bytes()
-		out := make([]byte, benchRows/8)
+		out := make([]byte, etBenchRows/8)
 		for i := 0; i < b.N; i++ {
 			for j := range out {
 				out[j] = x[j] & y[j]
 			}
-			sinkBytes = out
+			etSinkBytes = out
 		}
-		reportRows(b)
+		etReportRows(b)
 	})
 	filter := mustCall("and", gt, mustCall("is_not_null", a))
 	b.Run("filter/gt_and_not_null+select", func(b *testing.B) {
@@ -211,10 +241,10 @@ func BenchmarkExpr(b *testing.B) {
 			_ = SelectTrue(res, nulls)
 			res.Release()
 		}
-		reportRows(b)
+		etReportRows(b)
 	})
-	cast := mustCall("add", mustCall("multiply", d, mustLit(int64(2), tInt32)), mustLit(1.5, tDouble))
-	b.Run("cast_int32_arith_double", func(b *testing.B) { benchEval(b, cast, dense) })
+	cast := mustCall("add", mustCall("multiply", d, mustLit(int64(2), etInt32)), mustLit(1.5, etDouble))
+	b.Run("cast_int32_arith_double", func(b *testing.B) { etBenchEval(b, cast, dense) })
 	co := mustCall("coalesce", a, bb)
-	b.Run("coalesce_int64/nulls", func(b *testing.B) { benchEval(b, co, nulls) })
+	b.Run("coalesce_int64/nulls", func(b *testing.B) { etBenchEval(b, co, nulls) })
 }

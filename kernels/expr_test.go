@@ -15,18 +15,18 @@ import (
 )
 
 var (
-	tInt8   = arrow.PrimitiveTypes.Int8
-	tInt16  = arrow.PrimitiveTypes.Int16
-	tInt32  = arrow.PrimitiveTypes.Int32
-	tInt64  = arrow.PrimitiveTypes.Int64
-	tFloat  = arrow.PrimitiveTypes.Float32
-	tDouble = arrow.PrimitiveTypes.Float64
-	tString = arrow.BinaryTypes.String
-	tBool   = arrow.FixedWidthTypes.Boolean
-	tTs     = arrow.FixedWidthTypes.Timestamp_ms
+	etInt8   = arrow.PrimitiveTypes.Int8
+	etInt16  = arrow.PrimitiveTypes.Int16
+	etInt32  = arrow.PrimitiveTypes.Int32
+	etInt64  = arrow.PrimitiveTypes.Int64
+	etFloat  = arrow.PrimitiveTypes.Float32
+	etDouble = arrow.PrimitiveTypes.Float64
+	etString = arrow.BinaryTypes.String
+	etBool   = arrow.FixedWidthTypes.Boolean
+	etTs     = arrow.FixedWidthTypes.Timestamp_ms
 )
 
-func lit(t *testing.T, v any, typ arrow.DataType) Expr {
+func etLit(t *testing.T, v any, typ arrow.DataType) Expr {
 	t.Helper()
 	e, err := Literal(v, typ)
 	if err != nil {
@@ -35,18 +35,18 @@ func lit(t *testing.T, v any, typ arrow.DataType) Expr {
 	return e
 }
 
-func call(t *testing.T, name string, args ...Expr) Expr {
+func etCall(t *testing.T, name string, args ...Expr) Expr {
 	t.Helper()
-	e, err := newTestRegistry().Call(name, args)
+	e, err := etNewTestRegistry().Call(name, args)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return e
 }
 
-// oneBatch builds a batch from columns given as Go slices; nil entries in
+// etOneBatch builds a batch from columns given as Go slices; nil entries in
 // []any are NULLs.
-func oneBatch(t *testing.T, mem memory.Allocator, cols map[string][]any, types map[string]arrow.DataType, order ...string) *vector.Batch {
+func etOneBatch(t *testing.T, mem memory.Allocator, cols map[string][]any, types map[string]arrow.DataType, order ...string) *vector.Batch {
 	t.Helper()
 	var fields []arrow.Field
 	var arrs []arrow.Array
@@ -54,26 +54,26 @@ func oneBatch(t *testing.T, mem memory.Allocator, cols map[string][]any, types m
 	for _, name := range order {
 		typ := types[name]
 		k := scKindOf(typ)
-		vals := make([]rv, len(cols[name]))
+		vals := make([]etVal, len(cols[name]))
 		for i, v := range cols[name] {
 			switch x := v.(type) {
 			case nil:
-				vals[i] = rv{null: true}
+				vals[i] = etVal{null: true}
 			case int:
-				vals[i] = rv{i: int64(x)}
+				vals[i] = etVal{i: int64(x)}
 			case int64:
-				vals[i] = rv{i: x}
+				vals[i] = etVal{i: x}
 			case float64:
-				vals[i] = rv{f: x}
+				vals[i] = etVal{f: x}
 			case string:
-				vals[i] = rv{s: x}
+				vals[i] = etVal{s: x}
 			case bool:
-				vals[i] = rv{b: x}
+				vals[i] = etVal{b: x}
 			}
 		}
 		n = len(vals)
 		fields = append(fields, arrow.Field{Name: name, Type: typ, Nullable: true})
-		arrs = append(arrs, buildArray(mem, k, vals))
+		arrs = append(arrs, etBuildArray(mem, k, vals))
 	}
 	rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), arrs, int64(n))
 	for _, a := range arrs {
@@ -82,31 +82,31 @@ func oneBatch(t *testing.T, mem memory.Allocator, cols map[string][]any, types m
 	return vector.New(rec)
 }
 
-// evalRows evaluates e and returns its live rows.
-func evalRows(t *testing.T, mem memory.Allocator, e Expr, b *vector.Batch) ([]rv, error) {
+// etEvalRows evaluates e and returns its live rows.
+func etEvalRows(t *testing.T, mem memory.Allocator, e Expr, b *vector.Batch) ([]etVal, error) {
 	t.Helper()
 	res, err := e.Eval(b, mem)
 	if err != nil {
 		return nil, err
 	}
 	defer res.Release()
-	var out []rv
-	b.Rows(func(i int) { out = append(out, rowVal(res, i)) })
+	var out []etVal
+	b.Rows(func(i int) { out = append(out, etRowVal(res, i)) })
 	return out, nil
 }
 
 func TestArithSemantics(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	b := oneBatch(t, mem, map[string][]any{
+	b := etOneBatch(t, mem, map[string][]any{
 		"x": {7, -7, 7, -7, math.MaxInt32, math.MinInt32},
 		"y": {2, 2, -2, -2, 1, -1},
 		"f": {1.0, -1.0, 0.0, 5.5, 7.0, -7.0},
-	}, map[string]arrow.DataType{"x": tInt32, "y": tInt32, "f": tDouble}, "x", "y", "f")
+	}, map[string]arrow.DataType{"x": etInt32, "y": etInt32, "f": etDouble}, "x", "y", "f")
 	defer b.Release()
-	x, y, f := ColRef(0, tInt32, "x"), ColRef(1, tInt32, "y"), ColRef(2, tDouble, "f")
+	x, y, f := ColRef(0, etInt32, "x"), ColRef(1, etInt32, "y"), ColRef(2, etDouble, "f")
 	ints := func(e Expr) []int64 {
-		rows, err := evalRows(t, mem, e, b)
+		rows, err := etEvalRows(t, mem, e, b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +117,7 @@ func TestArithSemantics(t *testing.T) {
 		return out
 	}
 	floats := func(e Expr) []float64 {
-		rows, err := evalRows(t, mem, e, b)
+		rows, err := etEvalRows(t, mem, e, b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,28 +135,28 @@ func TestArithSemantics(t *testing.T) {
 			}
 		}
 	}
-	eq("x/y", ints(call(t, "divide", x, y)), []int64{3, -3, -3, 3, math.MaxInt32, math.MinInt32}) // MIN / -1 wraps
-	eq("x%y", ints(call(t, "modulus", x, y)), []int64{1, -1, 1, -1, 0, 0})
-	eq("x+y", ints(call(t, "add", x, y)), []int64{9, -5, 5, -9, math.MinInt32, math.MaxInt32}) // wraps
-	eq("x*y", ints(call(t, "multiply", x, y)), []int64{14, -14, -14, 14, math.MaxInt32, math.MinInt32})
-	eq("-x", ints(call(t, "negate", x)), []int64{-7, 7, -7, 7, -math.MaxInt32, math.MinInt32})
+	eq("x/y", ints(etCall(t, "divide", x, y)), []int64{3, -3, -3, 3, math.MaxInt32, math.MinInt32}) // MIN / -1 wraps
+	eq("x%y", ints(etCall(t, "modulus", x, y)), []int64{1, -1, 1, -1, 0, 0})
+	eq("x+y", ints(etCall(t, "add", x, y)), []int64{9, -5, 5, -9, math.MinInt32, math.MaxInt32}) // wraps
+	eq("x*y", ints(etCall(t, "multiply", x, y)), []int64{14, -14, -14, 14, math.MaxInt32, math.MinInt32})
+	eq("-x", ints(etCall(t, "negate", x)), []int64{-7, 7, -7, 7, -math.MaxInt32, math.MinInt32})
 
-	got := floats(call(t, "divide", x, f))
+	got := floats(etCall(t, "divide", x, f))
 	want := []float64{7, 7, math.Inf(1), -7.0 / 5.5, math.MaxInt32 / 7.0, math.MinInt32 / -7.0}
 	for i := range want {
 		if got[i] != want[i] {
 			t.Fatalf("x/f: got %v, want %v", got, want)
 		}
 	}
-	got = floats(call(t, "divide", f, lit(t, 0.0, tDouble)))
+	got = floats(etCall(t, "divide", f, etLit(t, 0.0, etDouble)))
 	if !math.IsInf(got[0], 1) || !math.IsInf(got[1], -1) || !math.IsNaN(got[2]) {
 		t.Fatalf("f/0.0: %v", got)
 	}
-	got = floats(call(t, "modulus", lit(t, -7.5, tDouble), lit(t, 2.0, tDouble)))
+	got = floats(etCall(t, "modulus", etLit(t, -7.5, etDouble), etLit(t, 2.0, etDouble)))
 	if got[0] != -1.5 {
 		t.Fatalf("-7.5 %% 2.0 = %v", got[0])
 	}
-	got = floats(call(t, "modulus", f, lit(t, 0.0, tDouble)))
+	got = floats(etCall(t, "modulus", f, etLit(t, 0.0, etDouble)))
 	if !math.IsNaN(got[0]) {
 		t.Fatalf("f %% 0.0 = %v", got[0])
 	}
@@ -165,13 +165,13 @@ func TestArithSemantics(t *testing.T) {
 	types := []struct {
 		a, b, want arrow.DataType
 	}{
-		{tInt32, tInt32, tInt32}, {tInt32, tInt64, tInt64}, {tInt8, tInt16, tInt16}, {tInt8, tInt8, tInt8},
-		{tInt64, tFloat, tFloat}, {tFloat, tFloat, tFloat}, {tFloat, tDouble, tDouble}, {tInt64, tDouble, tDouble},
-		{arrow.Null, tInt16, tInt16},
+		{etInt32, etInt32, etInt32}, {etInt32, etInt64, etInt64}, {etInt8, etInt16, etInt16}, {etInt8, etInt8, etInt8},
+		{etInt64, etFloat, etFloat}, {etFloat, etFloat, etFloat}, {etFloat, etDouble, etDouble}, {etInt64, etDouble, etDouble},
+		{arrow.Null, etInt16, etInt16},
 	}
 	for _, tc := range types {
 		for _, fn := range []string{"add", "subtract", "multiply", "divide", "modulus"} {
-			e := call(t, fn, ColRef(0, tc.a, "a"), ColRef(1, tc.b, "b"))
+			e := etCall(t, fn, ColRef(0, tc.a, "a"), ColRef(1, tc.b, "b"))
 			if !arrow.TypeEqual(e.Type(), tc.want) {
 				t.Errorf("%s(%s, %s) type %s, want %s", fn, SQLTypeName(tc.a), SQLTypeName(tc.b), SQLTypeName(e.Type()), SQLTypeName(tc.want))
 			}
@@ -182,100 +182,100 @@ func TestArithSemantics(t *testing.T) {
 func TestDivisionByZeroOnlyOnLiveRows(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	b := oneBatch(t, mem, map[string][]any{
+	b := etOneBatch(t, mem, map[string][]any{
 		"x": {10, 20, 30, nil, 50},
 		"y": {1, 2, 0, 0, 5},
-	}, map[string]arrow.DataType{"x": tInt64, "y": tInt64}, "x", "y")
+	}, map[string]arrow.DataType{"x": etInt64, "y": etInt64}, "x", "y")
 	defer b.Release()
-	x, y := ColRef(0, tInt64, "x"), ColRef(1, tInt64, "y")
+	x, y := ColRef(0, etInt64, "x"), ColRef(1, etInt64, "y")
 	for _, fn := range []string{"divide", "modulus"} {
-		shapes := []Expr{call(t, fn, x, y), call(t, fn, lit(t, int64(7), tInt64), y)}
+		shapes := []Expr{etCall(t, fn, x, y), etCall(t, fn, etLit(t, int64(7), etInt64), y)}
 		for _, e := range shapes {
 			b.Sel = nil
-			if _, err := evalRows(t, mem, e, b); err == nil || !errors.Is(err, ErrDivisionByZero) ||
+			if _, err := etEvalRows(t, mem, e, b); err == nil || !errors.Is(err, ErrDivisionByZero) ||
 				!strings.Contains(err.Error(), "division by zero") {
 				t.Fatalf("%s dense: err %v, want division by zero", e, err)
 			}
 			b.Sel = []int32{0, 1, 4} // row 2 is filtered out
-			if _, err := evalRows(t, mem, e, b); err != nil {
+			if _, err := etEvalRows(t, mem, e, b); err != nil {
 				t.Fatalf("%s with row 2 filtered: %v", e, err)
 			}
 		}
 		// Row 3: x NULL, y 0 → NULL, not an error.
 		b.Sel = []int32{3}
-		rows, err := evalRows(t, mem, call(t, fn, x, y), b)
+		rows, err := etEvalRows(t, mem, etCall(t, fn, x, y), b)
 		if err != nil || !rows[0].null {
 			t.Fatalf("%s(NULL, 0): %v %v", fn, rows, err)
 		}
 		// A literal zero divisor fails only if a live row is valid.
-		e := call(t, fn, x, lit(t, int64(0), tInt64))
-		if _, err := evalRows(t, mem, e, b); err != nil {
+		e := etCall(t, fn, x, etLit(t, int64(0), etInt64))
+		if _, err := etEvalRows(t, mem, e, b); err != nil {
 			t.Fatalf("%s(NULL, 0) literal: %v", fn, err)
 		}
 		b.Sel = []int32{}
-		if _, err := evalRows(t, mem, e, b); err != nil {
+		if _, err := etEvalRows(t, mem, e, b); err != nil {
 			t.Fatalf("%s over no rows: %v", fn, err)
 		}
 		b.Sel = []int32{1}
-		if _, err := evalRows(t, mem, e, b); err == nil {
+		if _, err := etEvalRows(t, mem, e, b); err == nil {
 			t.Fatalf("%s(20, 0): no error", fn)
 		}
 		b.Sel = nil
 	}
 	// 1/0 of two literals is not folded: it fails at run time, per live row.
-	e := call(t, "divide", lit(t, int64(1), tInt64), lit(t, int64(0), tInt64))
+	e := etCall(t, "divide", etLit(t, int64(1), etInt64), etLit(t, int64(0), etInt64))
 	b.Sel = []int32{}
-	if _, err := evalRows(t, mem, e, b); err != nil {
+	if _, err := etEvalRows(t, mem, e, b); err != nil {
 		t.Fatalf("1/0 over no rows: %v", err)
 	}
 	b.Sel = nil
-	if _, err := evalRows(t, mem, e, b); err == nil {
+	if _, err := etEvalRows(t, mem, e, b); err == nil {
 		t.Fatal("1/0: no error")
 	}
 }
 
-// AND, OR and COALESCE evaluate an operand that may fail only on the rows
+// AND, OR and COALESCE evaluate an etOperand that may fail only on the rows
 // that need it.
 func TestShortCircuit(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	b := oneBatch(t, mem, map[string][]any{
+	b := etOneBatch(t, mem, map[string][]any{
 		"x": {0, 5, 20, nil},
 		"c": {nil, 1, nil, 3},
-	}, map[string]arrow.DataType{"x": tInt64, "c": tInt64}, "x", "c")
+	}, map[string]arrow.DataType{"x": etInt64, "c": etInt64}, "x", "c")
 	defer b.Release()
-	x, c := ColRef(0, tInt64, "x"), ColRef(1, tInt64, "c")
-	zero, ten, one := lit(t, int64(0), tInt64), lit(t, int64(10), tInt64), lit(t, int64(1), tInt64)
+	x, c := ColRef(0, etInt64, "x"), ColRef(1, etInt64, "c")
+	zero, ten, one := etLit(t, int64(0), etInt64), etLit(t, int64(10), etInt64), etLit(t, int64(1), etInt64)
 	// x <> 0 AND 10 / x > 1
-	and := call(t, "and", call(t, "not_equal", x, zero), call(t, "gt", call(t, "divide", ten, x), one))
-	rows, err := evalRows(t, mem, and, b)
+	and := etCall(t, "and", etCall(t, "not_equal", x, zero), etCall(t, "gt", etCall(t, "divide", ten, x), one))
+	rows, err := etEvalRows(t, mem, and, b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []rv{{b: false}, {b: true}, {b: false}, {null: true}}
+	want := []etVal{{b: false}, {b: true}, {b: false}, {null: true}}
 	for i := range want {
-		if !sameVal(skBool, rows[i], want[i]) {
+		if !etSameVal(skBool, rows[i], want[i]) {
 			t.Fatalf("AND row %d: %v, want %v", i, rows[i], want[i])
 		}
 	}
 	// x = 0 OR 10 / x > 1
-	or := call(t, "or", call(t, "equal", x, zero), call(t, "gt", call(t, "divide", ten, x), one))
-	if _, err := evalRows(t, mem, or, b); err != nil {
+	or := etCall(t, "or", etCall(t, "equal", x, zero), etCall(t, "gt", etCall(t, "divide", ten, x), one))
+	if _, err := etEvalRows(t, mem, or, b); err != nil {
 		t.Fatal(err)
 	}
 	// coalesce(c, 10 / x): row 0 needs 10/0.
-	co := call(t, "coalesce", c, call(t, "divide", ten, x))
-	if _, err := evalRows(t, mem, co, b); err == nil {
+	co := etCall(t, "coalesce", c, etCall(t, "divide", ten, x))
+	if _, err := etEvalRows(t, mem, co, b); err == nil {
 		t.Fatal("coalesce(NULL, 10/0): no error")
 	}
 	b.Sel = []int32{1, 2, 3}
-	rows, err = evalRows(t, mem, co, b)
+	rows, err = etEvalRows(t, mem, co, b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = []rv{{i: 1}, {i: 0}, {i: 3}}
+	want = []etVal{{i: 1}, {i: 0}, {i: 3}}
 	for i := range want {
-		if !sameVal(skInt64, rows[i], want[i]) {
+		if !etSameVal(skInt64, rows[i], want[i]) {
 			t.Fatalf("coalesce row %d: %v, want %v", i, rows[i], want[i])
 		}
 	}
@@ -291,43 +291,43 @@ func TestNullRules(t *testing.T) {
 			ls, rs = append(ls, l), append(rs, r)
 		}
 	}
-	b := oneBatch(t, mem, map[string][]any{"l": ls, "r": rs, "n": {1, 2, 3, 4, 5, 6, 7, 8, 9}},
-		map[string]arrow.DataType{"l": tBool, "r": tBool, "n": tInt64}, "l", "r", "n")
+	b := etOneBatch(t, mem, map[string][]any{"l": ls, "r": rs, "n": {1, 2, 3, 4, 5, 6, 7, 8, 9}},
+		map[string]arrow.DataType{"l": etBool, "r": etBool, "n": etInt64}, "l", "r", "n")
 	defer b.Release()
-	l, r, n := ColRef(0, tBool, "l"), ColRef(1, tBool, "r"), ColRef(2, tInt64, "n")
-	toRV := func(v any) rv {
+	l, r, n := ColRef(0, etBool, "l"), ColRef(1, etBool, "r"), ColRef(2, etInt64, "n")
+	toRV := func(v any) etVal {
 		if v == nil {
-			return rv{null: true}
+			return etVal{null: true}
 		}
-		return rv{b: v.(bool)}
+		return etVal{b: v.(bool)}
 	}
-	check := func(e Expr, ref func(i int) rv) {
+	check := func(e Expr, ref func(i int) etVal) {
 		t.Helper()
-		rows, err := evalRows(t, mem, e, b)
+		rows, err := etEvalRows(t, mem, e, b)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i, got := range rows {
-			if want := ref(i); !sameVal(skBool, got, want) {
+			if want := ref(i); !etSameVal(skBool, got, want) {
 				t.Fatalf("%s row %d (l=%v r=%v): %v, want %v", e, i, ls[i], rs[i], got, want)
 			}
 		}
 	}
-	check(call(t, "and", l, r), func(i int) rv { return refAnd(toRV(ls[i]), toRV(rs[i])) })
-	check(call(t, "or", l, r), func(i int) rv { return refOr(toRV(ls[i]), toRV(rs[i])) })
-	null := lit(t, nil, arrow.Null)
-	check(call(t, "and", l, null), func(i int) rv { return refAnd(toRV(ls[i]), rv{null: true}) })
-	check(call(t, "or", null, l), func(i int) rv { return refOr(toRV(ls[i]), rv{null: true}) })
-	check(call(t, "and", l, lit(t, true, tBool)), func(i int) rv { return toRV(ls[i]) })
-	check(call(t, "and", lit(t, false, tBool), l), func(int) rv { return rv{b: false} })
-	check(call(t, "or", l, lit(t, true, tBool)), func(int) rv { return rv{b: true} })
-	check(call(t, "not", null), func(int) rv { return rv{null: true} })
-	check(call(t, "is_null", null), func(int) rv { return rv{b: true} })
-	check(call(t, "is_true", null), func(int) rv { return rv{b: false} })
-	check(call(t, "is_not_false", null), func(int) rv { return rv{b: true} })
+	check(etCall(t, "and", l, r), func(i int) etVal { return etRefAnd(toRV(ls[i]), toRV(rs[i])) })
+	check(etCall(t, "or", l, r), func(i int) etVal { return etRefOr(toRV(ls[i]), toRV(rs[i])) })
+	null := etLit(t, nil, arrow.Null)
+	check(etCall(t, "and", l, null), func(i int) etVal { return etRefAnd(toRV(ls[i]), etVal{null: true}) })
+	check(etCall(t, "or", null, l), func(i int) etVal { return etRefOr(toRV(ls[i]), etVal{null: true}) })
+	check(etCall(t, "and", l, etLit(t, true, etBool)), func(i int) etVal { return toRV(ls[i]) })
+	check(etCall(t, "and", etLit(t, false, etBool), l), func(int) etVal { return etVal{b: false} })
+	check(etCall(t, "or", l, etLit(t, true, etBool)), func(int) etVal { return etVal{b: true} })
+	check(etCall(t, "not", null), func(int) etVal { return etVal{null: true} })
+	check(etCall(t, "is_null", null), func(int) etVal { return etVal{b: true} })
+	check(etCall(t, "is_true", null), func(int) etVal { return etVal{b: false} })
+	check(etCall(t, "is_not_false", null), func(int) etVal { return etVal{b: true} })
 	// NULL in arithmetic and comparison.
 	for _, fn := range []string{"add", "subtract", "multiply", "divide", "modulus", "equal", "lt", "gte", "not_equal"} {
-		for _, e := range []Expr{call(t, fn, n, null), call(t, fn, null, n)} {
+		for _, e := range []Expr{etCall(t, fn, n, null), etCall(t, fn, null, n)} {
 			res, err := e.Eval(b, mem)
 			if err != nil {
 				t.Fatal(err)
@@ -338,15 +338,15 @@ func TestNullRules(t *testing.T) {
 			res.Release()
 		}
 	}
-	if e := call(t, "add", n, null); e.Type().ID() != arrow.INT64 {
+	if e := etCall(t, "add", n, null); e.Type().ID() != arrow.INT64 {
 		t.Fatalf("BIGINT + NULL: type %s", e.Type())
 	}
 }
 
 func TestCallErrors(t *testing.T) {
-	reg := newTestRegistry()
-	str, big, ts, bo := ColRef(0, tString, "s"), ColRef(1, tInt64, "i"), ColRef(2, tTs, "t"), ColRef(3, tBool, "b")
-	null := lit(t, nil, arrow.Null)
+	reg := etNewTestRegistry()
+	str, big, ts, bo := ColRef(0, etString, "s"), ColRef(1, etInt64, "i"), ColRef(2, etTs, "t"), ColRef(3, etBool, "b")
+	null := etLit(t, nil, arrow.Null)
 	cases := []struct {
 		fn   string
 		args []Expr
@@ -356,7 +356,7 @@ func TestCallErrors(t *testing.T) {
 		{"gt", []Expr{ts, big}, "function gt does not accept (TIMESTAMP(3), BIGINT)"},
 		{"add", []Expr{bo, big}, "function add does not accept (BOOLEAN, BIGINT)"},
 		{"add", []Expr{ts, big}, "function add does not accept (TIMESTAMP(3), BIGINT)"},
-		{"add", []Expr{str, lit(t, int64(1), tInt32)}, "function add does not accept (VARCHAR, INT)"},
+		{"add", []Expr{str, etLit(t, int64(1), etInt32)}, "function add does not accept (VARCHAR, INT)"},
 		{"add", []Expr{null, null}, "function add does not accept (NULL, NULL)"},
 		{"equal", []Expr{null, null}, "function equal does not accept (NULL, NULL)"},
 		{"and", []Expr{bo, big}, "function and does not accept (BOOLEAN, BIGINT)"},
@@ -365,7 +365,7 @@ func TestCallErrors(t *testing.T) {
 		{"is_true", []Expr{big}, "function is_true does not accept (BIGINT)"},
 		{"coalesce", []Expr{str, big}, "function coalesce does not accept (VARCHAR, BIGINT)"},
 		{"coalesce", []Expr{null}, "function coalesce does not accept (NULL)"},
-		{"equal", []Expr{big, ColRef(4, tFloat, "f"), big}, "function equal: 3 arguments, expects 2"},
+		{"equal", []Expr{big, ColRef(4, etFloat, "f"), big}, "function equal: 3 arguments, expects 2"},
 		{"nosuch", []Expr{big}, "unknown function nosuch"},
 		{"lt", []Expr{ColRef(0, arrow.PrimitiveTypes.Uint32, "u"), big}, "function lt does not accept (UINT32, BIGINT)"},
 	}
@@ -389,7 +389,7 @@ func TestCallErrors(t *testing.T) {
 	for _, c := range []struct {
 		v   any
 		typ arrow.DataType
-	}{{300, tInt8}, {1.5, tInt32}, {"x", tInt64}, {true, tString}, {int64(1), arrow.PrimitiveTypes.Uint8}, {1, arrow.Null}} {
+	}{{300, etInt8}, {1.5, etInt32}, {"x", etInt64}, {true, etString}, {int64(1), arrow.PrimitiveTypes.Uint8}, {1, arrow.Null}} {
 		if _, err := Literal(c.v, c.typ); err == nil {
 			t.Errorf("Literal(%v, %s): no error", c.v, c.typ)
 		}
@@ -397,12 +397,12 @@ func TestCallErrors(t *testing.T) {
 	// A column whose type changed under the expression.
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	b := oneBatch(t, mem, map[string][]any{"x": {1}}, map[string]arrow.DataType{"x": tInt32}, "x")
+	b := etOneBatch(t, mem, map[string][]any{"x": {1}}, map[string]arrow.DataType{"x": etInt32}, "x")
 	defer b.Release()
-	if _, err := ColRef(0, tString, "x").Eval(b, mem); err == nil {
+	if _, err := ColRef(0, etString, "x").Eval(b, mem); err == nil {
 		t.Error("ColRef type mismatch: no error")
 	}
-	if _, err := ColRef(3, tInt32, "x").Eval(b, mem); err == nil {
+	if _, err := ColRef(3, etInt32, "x").Eval(b, mem); err == nil {
 		t.Error("ColRef out of range: no error")
 	}
 }
@@ -410,10 +410,10 @@ func TestCallErrors(t *testing.T) {
 func TestLiteralAndColRef(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	b := oneBatch(t, mem, map[string][]any{"x": {1, 2, 3}}, map[string]arrow.DataType{"x": tInt64}, "x")
+	b := etOneBatch(t, mem, map[string][]any{"x": {1, 2, 3}}, map[string]arrow.DataType{"x": etInt64}, "x")
 	defer b.Release()
 	// ColRef is zero copy.
-	res, err := ColRef(0, tInt64, "x").Eval(b, mem)
+	res, err := ColRef(0, etInt64, "x").Eval(b, mem)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,42 +424,42 @@ func TestLiteralAndColRef(t *testing.T) {
 	// A literal broadcasts when it is the whole expression.
 	for _, c := range []struct {
 		e    Expr
-		want rv
+		want etVal
 		k    scKind
 	}{
-		{lit(t, int64(-4), tInt16), rv{i: -4}, skInt16},
-		{lit(t, 2.5, tFloat), rv{f: 2.5}, skFloat32},
-		{lit(t, "it's", tString), rv{s: "it's"}, skString},
-		{lit(t, true, tBool), rv{b: true}, skBool},
-		{lit(t, int64(86400000), tTs), rv{i: 86400000}, skTimestamp},
-		{lit(t, nil, tInt32), rv{null: true}, skInt32},
-		{lit(t, 3, tDouble), rv{f: 3}, skFloat64},
+		{etLit(t, int64(-4), etInt16), etVal{i: -4}, skInt16},
+		{etLit(t, 2.5, etFloat), etVal{f: 2.5}, skFloat32},
+		{etLit(t, "it's", etString), etVal{s: "it's"}, skString},
+		{etLit(t, true, etBool), etVal{b: true}, skBool},
+		{etLit(t, int64(86400000), etTs), etVal{i: 86400000}, skTimestamp},
+		{etLit(t, nil, etInt32), etVal{null: true}, skInt32},
+		{etLit(t, 3, etDouble), etVal{f: 3}, skFloat64},
 	} {
-		rows, err := evalRows(t, mem, c.e, b)
+		rows, err := etEvalRows(t, mem, c.e, b)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range rows {
-			if !sameVal(c.k, r, c.want) {
+			if !etSameVal(c.k, r, c.want) {
 				t.Fatalf("%s: %v, want %v", c.e, r, c.want)
 			}
 		}
 	}
 	// Constant calls are folded to literals.
-	e := call(t, "add", lit(t, int64(2), tInt32), lit(t, int64(3), tInt64))
-	if l, ok := e.(*literal); !ok || l.i != 5 || l.typ.ID() != arrow.INT64 {
+	e := etCall(t, "add", etLit(t, int64(2), etInt32), etLit(t, int64(3), etInt64))
+	if l, ok := e.(*exprLit); !ok || l.i != 5 || l.typ.ID() != arrow.INT64 {
 		t.Fatalf("2 + 3 folded to %#v", e)
 	}
 	strs := map[Expr]string{
-		call(t, "add", ColRef(0, tInt32, "x"), lit(t, int64(1), tInt64)):                       "add(CAST(x AS BIGINT), 1)",
-		call(t, "lt", lit(t, int64(1), tInt64), ColRef(0, tInt32, "")):                         "gt($0, 1)",
-		call(t, "equal", ColRef(0, tString, "s"), lit(t, "o'k", tString)):                      "equal(s, 'o''k')",
-		call(t, "and", ColRef(0, tBool, "p"), lit(t, nil, arrow.Null)):                         "and(p, NULL)",
-		call(t, "coalesce", ColRef(0, tDouble, "d"), lit(t, 1.5, tDouble)):                     "coalesce(d, 1.5)",
-		call(t, "is_null", ColRef(0, tTs, "t")):                                                "is_null(t)",
-		call(t, "equal", ColRef(0, tTs, "t"), lit(t, int64(1700000000123), tTs)):               "equal(t, TIMESTAMP '2023-11-14 22:13:20.123')",
-		call(t, "gte", ColRef(0, tInt16, "h"), lit(t, 1e10, tDouble)):                          "gte(CAST(h AS DOUBLE), 1.0E10)",
-		call(t, "negate", call(t, "multiply", ColRef(0, tFloat, "f"), ColRef(1, tFloat, "g"))): "negate(multiply(f, g))",
+		etCall(t, "add", ColRef(0, etInt32, "x"), etLit(t, int64(1), etInt64)):                       "add(CAST(x AS BIGINT), 1)",
+		etCall(t, "lt", etLit(t, int64(1), etInt64), ColRef(0, etInt32, "")):                         "gt($0, 1)",
+		etCall(t, "equal", ColRef(0, etString, "s"), etLit(t, "o'k", etString)):                      "equal(s, 'o''k')",
+		etCall(t, "and", ColRef(0, etBool, "p"), etLit(t, nil, arrow.Null)):                          "and(p, NULL)",
+		etCall(t, "coalesce", ColRef(0, etDouble, "d"), etLit(t, 1.5, etDouble)):                     "coalesce(d, 1.5)",
+		etCall(t, "is_null", ColRef(0, etTs, "t")):                                                   "is_null(t)",
+		etCall(t, "equal", ColRef(0, etTs, "t"), etLit(t, int64(1700000000123), etTs)):               "equal(t, TIMESTAMP '2023-11-14 22:13:20.123')",
+		etCall(t, "gte", ColRef(0, etInt16, "h"), etLit(t, 1e10, etDouble)):                          "gte(CAST(h AS DOUBLE), 1.0E10)",
+		etCall(t, "negate", etCall(t, "multiply", ColRef(0, etFloat, "f"), ColRef(1, etFloat, "g"))): "negate(multiply(f, g))",
 	}
 	for e, want := range strs {
 		if e.String() != want {
@@ -473,12 +473,12 @@ func TestSelectTrue(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	for iter := 0; iter < 300; iter++ {
-		tb := randBatch(r, mem)
+		tb := etRandBatch(r, mem)
 		pred := tb.b.Column(tb.cols["BOOLEAN_a"])
 		vals := tb.vals["BOOLEAN_a"]
 		got := SelectTrue(pred, tb.b)
 		want := []int32{}
-		for _, i := range liveRows(tb.b) {
+		for _, i := range etLiveRows(tb.b) {
 			if !vals[i].null && vals[i].b {
 				want = append(want, int32(i))
 			}
@@ -505,12 +505,12 @@ func TestSelectTrue(t *testing.T) {
 // A filter + project pipeline over random batches: WHERE a > b AND c IS NOT
 // NULL, then SELECT a * 2 + c over the selection.
 func TestFilterThenProject(t *testing.T) {
-	reg := newTestRegistry()
+	reg := etNewTestRegistry()
 	r := rand.New(rand.NewSource(8))
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	for iter := 0; iter < 100; iter++ {
-		tb := randBatch(r, mem)
+		tb := etRandBatch(r, mem)
 		a, bb, c := "INT_a", "INT_b", "BIGINT_a"
 		gt, _ := reg.Call("gt", []Expr{tb.col(a), tb.col(bb)})
 		nn, _ := reg.Call("is_not_null", []Expr{tb.col(c)})
@@ -524,19 +524,68 @@ func TestFilterThenProject(t *testing.T) {
 		}
 		tb.b.Sel = SelectTrue(p, tb.b)
 		p.Release()
-		two := lit(t, int64(2), tInt32)
+		two := etLit(t, int64(2), etInt32)
 		m, _ := reg.Call("multiply", []Expr{tb.col(a), two})
 		proj, err := reg.Call("add", []Expr{m, tb.col(c)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkAgainst(t, mem, proj, tb, func(i int) (rv, bool) {
+		etCheckAgainst(t, mem, proj, tb, func(i int) (etVal, bool) {
 			va, vb, vc := tb.vals[a][i], tb.vals[bb][i], tb.vals[c][i]
 			if va.null || vb.null || vc.null || va.i <= vb.i {
 				t.Fatalf("row %d passed the filter: %v %v %v", i, va, vb, vc)
 			}
-			return rv{i: int64(int32(va.i*2)) + vc.i}, false
+			return etVal{i: int64(int32(va.i*2)) + vc.i}, false
 		})
 		tb.release()
+	}
+}
+
+// One compiled expression is evaluated by several goroutines at once.
+func TestConcurrentEval(t *testing.T) {
+	reg := etNewTestRegistry()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	tb := etRandBatch(rand.New(rand.NewSource(11)), mem)
+	defer tb.release()
+	gt, _ := reg.Call("gt", []Expr{tb.col("DOUBLE_a"), tb.col("BIGINT_b")})
+	s, _ := reg.Call("equal", []Expr{tb.col("VARCHAR_a"), etLit(t, "ab", etString)})
+	e, err := reg.Call("or", []Expr{gt, s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := e.Eval(tb.b, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer want.Release()
+	errs := make(chan error, 4)
+	for g := 0; g < 4; g++ {
+		go func() {
+			for k := 0; k < 50; k++ {
+				got, err := e.Eval(tb.b, mem)
+				if err != nil {
+					errs <- err
+					return
+				}
+				same := true
+				for _, i := range etLiveRows(tb.b) {
+					if !etSameVal(skBool, etRowVal(got, i), etRowVal(want, i)) {
+						same = false
+					}
+				}
+				got.Release()
+				if !same {
+					errs <- errors.New("results differ")
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 }

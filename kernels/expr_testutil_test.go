@@ -14,7 +14,7 @@ import (
 )
 
 // A row-at-a-time model of the SQL values, for reference evaluation.
-type rv struct {
+type etVal struct {
 	null bool
 	i    int64
 	f    float64
@@ -22,7 +22,7 @@ type rv struct {
 	b    bool
 }
 
-func (v rv) String() string {
+func (v etVal) String() string {
 	if v.null {
 		return "NULL"
 	}
@@ -31,48 +31,48 @@ func (v rv) String() string {
 
 var scTestKinds = []scKind{skInt8, skInt16, skInt32, skInt64, skFloat32, skFloat64, skString, skBool, skTimestamp}
 
-func kindName(k scKind) string { return SQLTypeName(scTypeOf(k)) }
+func etKindName(k scKind) string { return SQLTypeName(scTypeOf(k)) }
 
-// rowVal reads row i of arr.
-func rowVal(arr arrow.Array, i int) rv {
+// etRowVal reads row i of arr.
+func etRowVal(arr arrow.Array, i int) etVal {
 	if arr.IsNull(i) {
-		return rv{null: true}
+		return etVal{null: true}
 	}
 	switch a := arr.(type) {
 	case *array.Int8:
-		return rv{i: int64(a.Value(i))}
+		return etVal{i: int64(a.Value(i))}
 	case *array.Int16:
-		return rv{i: int64(a.Value(i))}
+		return etVal{i: int64(a.Value(i))}
 	case *array.Int32:
-		return rv{i: int64(a.Value(i))}
+		return etVal{i: int64(a.Value(i))}
 	case *array.Int64:
-		return rv{i: a.Value(i)}
+		return etVal{i: a.Value(i)}
 	case *array.Timestamp:
-		return rv{i: int64(a.Value(i))}
+		return etVal{i: int64(a.Value(i))}
 	case *array.Float32:
-		return rv{f: float64(a.Value(i))}
+		return etVal{f: float64(a.Value(i))}
 	case *array.Float64:
-		return rv{f: a.Value(i)}
+		return etVal{f: a.Value(i)}
 	case *array.String:
-		return rv{s: a.Value(i)}
+		return etVal{s: a.Value(i)}
 	case *array.Boolean:
-		return rv{b: a.Value(i)}
+		return etVal{b: a.Value(i)}
 	}
-	panic(fmt.Sprintf("rowVal: %T", arr))
+	panic(fmt.Sprintf("etRowVal: %T", arr))
 }
 
-// genVal draws a value of kind k: small magnitudes (so equalities, zeros
+// etGenVal draws a value of kind k: small magnitudes (so equalities, zeros
 // and ties are common) and now and then an extreme.
-func genVal(r *rand.Rand, k scKind) rv {
+func etGenVal(r *rand.Rand, k scKind) etVal {
 	switch {
 	case k.isInt():
 		if r.Intn(12) == 0 {
 			lo, hi := k.intRange()
-			return rv{i: []int64{lo, hi, lo + 1, hi - 1, -1}[r.Intn(5)]}
+			return etVal{i: []int64{lo, hi, lo + 1, hi - 1, -1}[r.Intn(5)]}
 		}
-		return rv{i: int64(r.Intn(11) - 5)}
+		return etVal{i: int64(r.Intn(11) - 5)}
 	case k == skTimestamp:
-		return rv{i: int64(r.Intn(7)-3) * 1000}
+		return etVal{i: int64(r.Intn(7)-3) * 1000}
 	case k.isFloat():
 		var f float64
 		switch r.Intn(16) {
@@ -90,21 +90,21 @@ func genVal(r *rand.Rand, k scKind) rv {
 		if k == skFloat32 {
 			f = float64(float32(f))
 		}
-		return rv{f: f}
+		return etVal{f: f}
 	case k == skString:
 		alpha := []string{"a", "b", "é", "A"}
 		s := ""
 		for n := r.Intn(4); n > 0; n-- {
 			s += alpha[r.Intn(len(alpha))]
 		}
-		return rv{s: s}
+		return etVal{s: s}
 	case k == skBool:
-		return rv{b: r.Intn(2) == 0}
+		return etVal{b: r.Intn(2) == 0}
 	}
-	panic("genVal")
+	panic("etGenVal")
 }
 
-func buildArray(mem memory.Allocator, k scKind, vals []rv) arrow.Array {
+func etBuildArray(mem memory.Allocator, k scKind, vals []etVal) arrow.Array {
 	bld := array.NewBuilder(mem, scTypeOf(k))
 	defer bld.Release()
 	for _, v := range vals {
@@ -136,47 +136,47 @@ func buildArray(mem memory.Allocator, k scKind, vals []rv) arrow.Array {
 	return bld.NewArray()
 }
 
-// testBatch is a random batch with two columns ("a", "b") of every kind,
+// etTestBatch is a random batch with two columns ("a", "b") of every kind,
 // random nulls, random array offsets and a random selection.
-type testBatch struct {
+type etTestBatch struct {
 	b    *vector.Batch
-	vals map[string][]rv // column name -> physical rows
+	vals map[string][]etVal // column name -> physical rows
 	cols map[string]int
 }
 
-func (tb *testBatch) col(name string) Expr {
+func (tb *etTestBatch) col(name string) Expr {
 	i := tb.cols[name]
 	return ColRef(i, tb.b.Schema().Field(i).Type, name)
 }
 
-func (tb *testBatch) release() { tb.b.Release() }
+func (tb *etTestBatch) release() { tb.b.Release() }
 
-func colName(k scKind, side string) string { return fmt.Sprintf("%s_%s", kindName(k), side) }
+func etColName(k scKind, side string) string { return fmt.Sprintf("%s_%s", etKindName(k), side) }
 
-var testSizes = []int{0, 1, 7, 64, 65, 200, 1024}
+var etTestSizes = []int{0, 1, 7, 64, 65, 200, 1024}
 
-func randBatch(r *rand.Rand, mem memory.Allocator) *testBatch {
-	n := testSizes[r.Intn(len(testSizes))]
+func etRandBatch(r *rand.Rand, mem memory.Allocator) *etTestBatch {
+	n := etTestSizes[r.Intn(len(etTestSizes))]
 	if r.Intn(4) == 0 {
 		n = r.Intn(300)
 	}
-	tb := &testBatch{vals: map[string][]rv{}, cols: map[string]int{}}
+	tb := &etTestBatch{vals: map[string][]etVal{}, cols: map[string]int{}}
 	var fields []arrow.Field
 	var cols []arrow.Array
 	for _, k := range scTestKinds {
 		for _, side := range []string{"a", "b"} {
-			name := colName(k, side)
+			name := etColName(k, side)
 			nullP := []float64{0, 0, 0.1, 0.5, 1}[r.Intn(5)]
 			off := []int{0, 0, 3, 8, 13}[r.Intn(5)]
-			vals := make([]rv, n+off+2)
+			vals := make([]etVal, n+off+2)
 			for i := range vals {
 				if r.Float64() < nullP {
-					vals[i] = rv{null: true}
+					vals[i] = etVal{null: true}
 				} else {
-					vals[i] = genVal(r, k)
+					vals[i] = etGenVal(r, k)
 				}
 			}
-			full := buildArray(mem, k, vals)
+			full := etBuildArray(mem, k, vals)
 			arr := array.NewSlice(full, int64(off), int64(off+n))
 			full.Release()
 			tb.cols[name] = len(cols)
@@ -207,15 +207,15 @@ func randBatch(r *rand.Rand, mem memory.Allocator) *testBatch {
 	return tb
 }
 
-func liveRows(b *vector.Batch) []int {
+func etLiveRows(b *vector.Batch) []int {
 	var out []int
 	b.Rows(func(i int) { out = append(out, i) })
 	return out
 }
 
-// sameVal compares an actual row with the expected one (NaN equals NaN,
+// etSameVal compares an actual row with the expected one (NaN equals NaN,
 // -0 equals 0 as in SQL).
-func sameVal(k scKind, got, want rv) bool {
+func etSameVal(k scKind, got, want etVal) bool {
 	if got.null || want.null {
 		return got.null == want.null
 	}
@@ -232,12 +232,12 @@ func sameVal(k scKind, got, want rv) bool {
 	return false
 }
 
-// checkAgainst evaluates e over tb and compares every live row with ref,
+// etCheckAgainst evaluates e over tb and compares every live row with ref,
 // which returns the expected value and whether the row must fail.
-func checkAgainst(t *testing.T, mem memory.Allocator, e Expr, tb *testBatch, ref func(i int) (rv, bool)) {
+func etCheckAgainst(t *testing.T, mem memory.Allocator, e Expr, tb *etTestBatch, ref func(i int) (etVal, bool)) {
 	t.Helper()
 	wantErr := false
-	for _, i := range liveRows(tb.b) {
+	for _, i := range etLiveRows(tb.b) {
 		if _, fail := ref(i); fail {
 			wantErr = true
 		}
@@ -261,10 +261,10 @@ func checkAgainst(t *testing.T, mem memory.Allocator, e Expr, tb *testBatch, ref
 		t.Fatalf("%s: result type %s, Type() %s", e, res.DataType(), e.Type())
 	}
 	k := scKindOf(e.Type())
-	for _, i := range liveRows(tb.b) {
+	for _, i := range etLiveRows(tb.b) {
 		want, _ := ref(i)
-		got := rowVal(res, i)
-		if !sameVal(k, got, want) {
+		got := etRowVal(res, i)
+		if !etSameVal(k, got, want) {
 			t.Fatalf("%s row %d (sel=%v n=%d): got %v, want %v", e, i, tb.b.Sel != nil, tb.b.NumRows(), got, want)
 		}
 	}
@@ -273,7 +273,7 @@ func checkAgainst(t *testing.T, mem memory.Allocator, e Expr, tb *testBatch, ref
 // ---------------------------------------------------------------------------
 // Reference semantics, written independently of the kernels.
 
-func refWrap(x int64, k scKind) int64 {
+func etRefWrap(x int64, k scKind) int64 {
 	switch k {
 	case skInt8:
 		return int64(int8(x))
@@ -285,8 +285,8 @@ func refWrap(x int64, k scKind) int64 {
 	return x
 }
 
-// refJavaF2I: Java's (long)d / (int)d then narrowing.
-func refJavaF2I(f float64, k scKind) int64 {
+// etRefJavaF2I: Java's (long)d / (int)d then narrowing.
+func etRefJavaF2I(f float64, k scKind) int64 {
 	if math.IsNaN(f) {
 		return 0
 	}
@@ -306,92 +306,92 @@ func refJavaF2I(f float64, k scKind) int64 {
 	if f < math.MinInt32 {
 		f = math.MinInt32
 	}
-	return refWrap(int64(f), k)
+	return etRefWrap(int64(f), k)
 }
 
-// refConv converts v from kind from to kind to (numeric promotions and casts).
-func refConv(v rv, from, to scKind) rv {
+// etRefConv converts v from kind from to kind to (numeric promotions and casts).
+func etRefConv(v etVal, from, to scKind) etVal {
 	if v.null || from == to {
 		return v
 	}
 	switch {
 	case (from.isInt() || from == skTimestamp) && (to.isInt() || to == skTimestamp):
-		return rv{i: refWrap(v.i, to)}
+		return etVal{i: etRefWrap(v.i, to)}
 	case from.isInt() && to == skFloat64:
-		return rv{f: float64(v.i)}
+		return etVal{f: float64(v.i)}
 	case from.isInt() && to == skFloat32:
-		return rv{f: float64(float32(v.i))}
+		return etVal{f: float64(float32(v.i))}
 	case from.isFloat() && to.isInt():
-		return rv{i: refJavaF2I(v.f, to)}
+		return etVal{i: etRefJavaF2I(v.f, to)}
 	case from.isFloat() && to == skFloat32:
-		return rv{f: float64(float32(v.f))}
+		return etVal{f: float64(float32(v.f))}
 	case from.isFloat() && to == skFloat64:
 		return v
 	}
-	panic(fmt.Sprintf("refConv %v -> %v", from, to))
+	panic(fmt.Sprintf("etRefConv %v -> %v", from, to))
 }
 
-func refArith(op scArithOp, k scKind, x, y rv) (rv, bool) {
+func etRefArith(op scArithOp, k scKind, x, y etVal) (etVal, bool) {
 	if x.null || y.null {
-		return rv{null: true}, false
+		return etVal{null: true}, false
 	}
 	if k.isInt() {
 		var r int64
 		switch op {
-		case opAdd:
+		case scAdd:
 			r = x.i + y.i
-		case opSub:
+		case scSub:
 			r = x.i - y.i
-		case opMul:
+		case scMul:
 			r = x.i * y.i
-		case opDiv, opMod:
+		case scDiv, scMod:
 			if y.i == 0 {
-				return rv{}, true
+				return etVal{}, true
 			}
-			if op == opDiv {
+			if op == scDiv {
 				r = x.i / y.i
 			} else {
 				r = x.i % y.i
 			}
 		}
-		return rv{i: refWrap(r, k)}, false
+		return etVal{i: etRefWrap(r, k)}, false
 	}
 	if k == skFloat32 {
 		a, b := float32(x.f), float32(y.f)
 		var r float32
 		switch op {
-		case opAdd:
+		case scAdd:
 			r = a + b
-		case opSub:
+		case scSub:
 			r = a - b
-		case opMul:
+		case scMul:
 			r = a * b
-		case opDiv:
+		case scDiv:
 			r = a / b
-		case opMod:
+		case scMod:
 			r = float32(math.Mod(float64(a), float64(b)))
 		}
-		return rv{f: float64(r)}, false
+		return etVal{f: float64(r)}, false
 	}
 	var r float64
 	switch op {
-	case opAdd:
+	case scAdd:
 		r = x.f + y.f
-	case opSub:
+	case scSub:
 		r = x.f - y.f
-	case opMul:
+	case scMul:
 		r = x.f * y.f
-	case opDiv:
+	case scDiv:
 		r = x.f / y.f
-	case opMod:
+	case scMod:
 		r = math.Mod(x.f, y.f)
 	}
-	return rv{f: r}, false
+	return etVal{f: r}, false
 }
 
-func refCompare(op scCmpOp, k scKind, x, y rv) rv {
+func etRefCompare(op scCmpOp, k scKind, x, y etVal) etVal {
 	if x.null || y.null {
-		return rv{null: true}
+		return etVal{null: true}
 	}
 	var lt, eq, unordered bool
 	switch {
@@ -407,45 +407,45 @@ func refCompare(op scCmpOp, k scKind, x, y rv) rv {
 	}
 	var r bool
 	switch op {
-	case cmpEq:
+	case scEq:
 		r = eq
-	case cmpNe:
+	case scNe:
 		r = !eq
-	case cmpLt:
+	case scLt:
 		r = lt
-	case cmpLte:
+	case scLte:
 		r = lt || eq
-	case cmpGt:
+	case scGt:
 		r = !lt && !eq && !unordered
-	case cmpGte:
+	case scGte:
 		r = !lt && !unordered
 	}
-	return rv{b: r}
+	return etVal{b: r}
 }
 
 // Three-valued logic tables.
-func refAnd(x, y rv) rv {
+func etRefAnd(x, y etVal) etVal {
 	switch {
 	case !x.null && !x.b, !y.null && !y.b:
-		return rv{b: false}
+		return etVal{b: false}
 	case x.null || y.null:
-		return rv{null: true}
+		return etVal{null: true}
 	}
-	return rv{b: true}
+	return etVal{b: true}
 }
 
-func refOr(x, y rv) rv {
+func etRefOr(x, y etVal) etVal {
 	switch {
 	case !x.null && x.b, !y.null && y.b:
-		return rv{b: true}
+		return etVal{b: true}
 	case x.null || y.null:
-		return rv{null: true}
+		return etVal{null: true}
 	}
-	return rv{b: false}
+	return etVal{b: false}
 }
 
-// literalOf makes a literal expression holding v of kind k.
-func literalOf(t *testing.T, v rv, k scKind) Expr {
+// etLiteralOf makes a literal expression holding v of kind k.
+func etLiteralOf(t *testing.T, v etVal, k scKind) Expr {
 	t.Helper()
 	var x any
 	switch {
@@ -466,28 +466,28 @@ func literalOf(t *testing.T, v rv, k scKind) Expr {
 	return e
 }
 
-// operand is one side of a call in a test: a column or a literal.
-type operand struct {
+// etOperand is one side of a call in a test: a column or a literal.
+type etOperand struct {
 	e   Expr
-	val func(i int) rv
+	val func(i int) etVal
 }
 
-// operands yields the test shapes of a binary call over kinds lk, rk:
+// etOperands yields the test shapes of a binary call over kinds lk, rk:
 // column/column, column/literal, literal/column, literal/literal and a
 // NULL literal on either side.
-func operands(t *testing.T, r *rand.Rand, tb *testBatch, lk, rk scKind) [][2]operand {
-	col := func(k scKind, side string) operand {
-		vals := tb.vals[colName(k, side)]
-		return operand{e: tb.col(colName(k, side)), val: func(i int) rv { return vals[i] }}
+func etOperands(t *testing.T, r *rand.Rand, tb *etTestBatch, lk, rk scKind) [][2]etOperand {
+	col := func(k scKind, side string) etOperand {
+		vals := tb.vals[etColName(k, side)]
+		return etOperand{e: tb.col(etColName(k, side)), val: func(i int) etVal { return vals[i] }}
 	}
-	lit := func(k scKind) operand {
-		v := genVal(r, k)
-		return operand{e: literalOf(t, v, k), val: func(int) rv { return v }}
+	lit := func(k scKind) etOperand {
+		v := etGenVal(r, k)
+		return etOperand{e: etLiteralOf(t, v, k), val: func(int) etVal { return v }}
 	}
-	null := func(k scKind) operand {
-		return operand{e: literalOf(t, rv{null: true}, k), val: func(int) rv { return rv{null: true} }}
+	null := func(k scKind) etOperand {
+		return etOperand{e: etLiteralOf(t, etVal{null: true}, k), val: func(int) etVal { return etVal{null: true} }}
 	}
-	return [][2]operand{
+	return [][2]etOperand{
 		{col(lk, "a"), col(rk, "b")},
 		{col(lk, "a"), col(rk, "a")},
 		{col(lk, "a"), lit(rk)},

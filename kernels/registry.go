@@ -82,7 +82,7 @@ func (r *Registry) Call(name string, args []Expr) (Expr, error) {
 		if a == nil {
 			return nil, fmt.Errorf("function %s: argument %d is nil", f.Name, i+1)
 		}
-		if _, ok := a.(*literal); !ok {
+		if _, ok := a.(*exprLit); !ok {
 			allLit = false
 		}
 	}
@@ -90,7 +90,7 @@ func (r *Registry) Call(name string, args []Expr) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, isLit := e.(*literal); allLit && !isLit {
+	if _, isLit := e.(*exprLit); allLit && !isLit {
 		e = exprFold(e)
 	}
 	return e, nil
@@ -109,36 +109,36 @@ func scArity(f *Function) string {
 // RegisterScalar registers the built-in scalar functions (Substrait names).
 func RegisterScalar(r *Registry) {
 	fns := []*Function{
-		{Name: "add", MinArgs: 2, MaxArgs: 2, Bind: bindArith("add", opAdd),
+		{Name: "add", MinArgs: 2, MaxArgs: 2, Bind: bindArith("add", scAdd),
 			Doc: "a + b. Integer operands give the wider integer type and wrap on overflow; FLOAT with an integer or FLOAT gives FLOAT; anything with DOUBLE gives DOUBLE."},
-		{Name: "subtract", MinArgs: 2, MaxArgs: 2, Bind: bindArith("subtract", opSub),
+		{Name: "subtract", MinArgs: 2, MaxArgs: 2, Bind: bindArith("subtract", scSub),
 			Doc: "a - b. Types as add."},
-		{Name: "multiply", MinArgs: 2, MaxArgs: 2, Bind: bindArith("multiply", opMul),
+		{Name: "multiply", MinArgs: 2, MaxArgs: 2, Bind: bindArith("multiply", scMul),
 			Doc: "a * b. Types as add."},
-		{Name: "divide", MinArgs: 2, MaxArgs: 2, Bind: bindArith("divide", opDiv),
+		{Name: "divide", MinArgs: 2, MaxArgs: 2, Bind: bindArith("divide", scDiv),
 			Doc: "a / b. Types as add. Integer division truncates toward zero and fails on a zero divisor; floating division by zero gives ±Infinity or NaN."},
-		{Name: "modulus", MinArgs: 2, MaxArgs: 2, Bind: bindArith("modulus", opMod),
+		{Name: "modulus", MinArgs: 2, MaxArgs: 2, Bind: bindArith("modulus", scMod),
 			Doc: "a % b, with the sign of the dividend. Types as add. Integer modulus by zero fails; floating modulus by zero gives NaN."},
 		{Name: "negate", MinArgs: 1, MaxArgs: 1, Bind: bindNegate,
 			Doc: "-a, same numeric type; integers wrap (-MIN = MIN)."},
-		{Name: "equal", MinArgs: 2, MaxArgs: 2, Bind: bindCompare("equal", cmpEq),
+		{Name: "equal", MinArgs: 2, MaxArgs: 2, Bind: bindCompare("equal", scEq),
 			Doc: "a = b. Numbers compare in their common type, strings by bytes, booleans FALSE < TRUE, timestamps with timestamps."},
-		{Name: "not_equal", MinArgs: 2, MaxArgs: 2, Bind: bindCompare("not_equal", cmpNe), Doc: "a <> b. Types as equal."},
-		{Name: "lt", MinArgs: 2, MaxArgs: 2, Bind: bindCompare("lt", cmpLt), Doc: "a < b. Types as equal."},
-		{Name: "lte", MinArgs: 2, MaxArgs: 2, Bind: bindCompare("lte", cmpLte), Doc: "a <= b. Types as equal."},
-		{Name: "gt", MinArgs: 2, MaxArgs: 2, Bind: bindCompare("gt", cmpGt), Doc: "a > b. Types as equal."},
-		{Name: "gte", MinArgs: 2, MaxArgs: 2, Bind: bindCompare("gte", cmpGte), Doc: "a >= b. Types as equal."},
+		{Name: "not_equal", MinArgs: 2, MaxArgs: 2, Bind: bindCompare("not_equal", scNe), Doc: "a <> b. Types as equal."},
+		{Name: "lt", MinArgs: 2, MaxArgs: 2, Bind: bindCompare("lt", scLt), Doc: "a < b. Types as equal."},
+		{Name: "lte", MinArgs: 2, MaxArgs: 2, Bind: bindCompare("lte", scLte), Doc: "a <= b. Types as equal."},
+		{Name: "gt", MinArgs: 2, MaxArgs: 2, Bind: bindCompare("gt", scGt), Doc: "a > b. Types as equal."},
+		{Name: "gte", MinArgs: 2, MaxArgs: 2, Bind: bindCompare("gte", scGte), Doc: "a >= b. Types as equal."},
 		{Name: "and", MinArgs: 1, MaxArgs: -1, Bind: bindLogic("and", true),
 			Doc: "Three-valued AND of BOOLEANs: FALSE AND NULL is FALSE. Operands that may fail are evaluated only where the result is not yet FALSE."},
 		{Name: "or", MinArgs: 1, MaxArgs: -1, Bind: bindLogic("or", false),
 			Doc: "Three-valued OR of BOOLEANs: TRUE OR NULL is TRUE. Operands that may fail are evaluated only where the result is not yet TRUE."},
 		{Name: "not", MinArgs: 1, MaxArgs: 1, Bind: bindNot, Doc: "NOT a; NOT NULL is NULL."},
-		{Name: "is_null", MinArgs: 1, MaxArgs: 1, Bind: bindIs("is_null", isNull), Doc: "a IS NULL, any type; never NULL."},
-		{Name: "is_not_null", MinArgs: 1, MaxArgs: 1, Bind: bindIs("is_not_null", isNotNull), Doc: "a IS NOT NULL, any type; never NULL."},
-		{Name: "is_true", MinArgs: 1, MaxArgs: 1, Bind: bindIs("is_true", isTrue), Doc: "a IS TRUE, BOOLEAN; never NULL."},
-		{Name: "is_false", MinArgs: 1, MaxArgs: 1, Bind: bindIs("is_false", isFalse), Doc: "a IS FALSE, BOOLEAN; never NULL."},
-		{Name: "is_not_true", MinArgs: 1, MaxArgs: 1, Bind: bindIs("is_not_true", isNotTrue), Doc: "a IS NOT TRUE, BOOLEAN; never NULL."},
-		{Name: "is_not_false", MinArgs: 1, MaxArgs: 1, Bind: bindIs("is_not_false", isNotFalse), Doc: "a IS NOT FALSE, BOOLEAN; never NULL."},
+		{Name: "is_null", MinArgs: 1, MaxArgs: 1, Bind: bindIs("is_null", scIsNull), Doc: "a IS NULL, any type; never NULL."},
+		{Name: "is_not_null", MinArgs: 1, MaxArgs: 1, Bind: bindIs("is_not_null", scIsNotNull), Doc: "a IS NOT NULL, any type; never NULL."},
+		{Name: "is_true", MinArgs: 1, MaxArgs: 1, Bind: bindIs("is_true", scIsTrue), Doc: "a IS TRUE, BOOLEAN; never NULL."},
+		{Name: "is_false", MinArgs: 1, MaxArgs: 1, Bind: bindIs("is_false", scIsFalse), Doc: "a IS FALSE, BOOLEAN; never NULL."},
+		{Name: "is_not_true", MinArgs: 1, MaxArgs: 1, Bind: bindIs("is_not_true", scIsNotTrue), Doc: "a IS NOT TRUE, BOOLEAN; never NULL."},
+		{Name: "is_not_false", MinArgs: 1, MaxArgs: 1, Bind: bindIs("is_not_false", scIsNotFalse), Doc: "a IS NOT FALSE, BOOLEAN; never NULL."},
 		{Name: "coalesce", MinArgs: 1, MaxArgs: -1, Bind: bindCoalesce,
 			Doc: "The first non-NULL operand, in the operands' common type (numbers promote as in add). Later operands are evaluated only for rows still NULL."},
 	}

@@ -19,20 +19,20 @@ var ErrDivisionByZero = errors.New("division by zero")
 type scArithOp uint8
 
 const (
-	opAdd scArithOp = iota
-	opSub
-	opMul
-	opDiv
-	opMod
+	scAdd scArithOp = iota
+	scSub
+	scMul
+	scDiv
+	scMod
 )
 
 // scShape says which operands are arrays (V) and which scalars (S).
 type scShape uint8
 
 const (
-	shapeVV scShape = iota
-	shapeVS
-	shapeSV
+	scVV scShape = iota
+	scVS
+	scSV
 )
 
 func bindArith(name string, op scArithOp) func(args []Expr) (Expr, error) {
@@ -104,7 +104,7 @@ func newArith[T scNum](name string, op scArithOp, t arrow.DataType, l, r Expr) *
 
 func newArithInt[T scInt](name string, op scArithOp, t arrow.DataType, l, r Expr) *arithExpr[T] {
 	e := newArith[T](name, op, t, l, r)
-	if op == opDiv || op == opMod {
+	if op == scDiv || op == scMod {
 		e.checked = scDivInt[T]
 	}
 	return e
@@ -139,12 +139,12 @@ func (e *arithExpr[T]) Eval(b *vector.Batch, mem memory.Allocator) (arrow.Array,
 		defer ra.Release()
 	}
 	var a, bv []T
-	shape := shapeVV
+	shape := scVV
 	switch {
 	case e.rLit:
-		a, shape = scValues[T](la), shapeVS
+		a, shape = scValues[T](la), scVS
 	case e.lLit:
-		bv, shape = scValues[T](ra), shapeSV
+		bv, shape = scValues[T](ra), scSV
 	default:
 		a, bv = scValues[T](la), scValues[T](ra)
 	}
@@ -168,11 +168,11 @@ func (e *arithExpr[T]) Eval(b *vector.Batch, mem memory.Allocator) (arrow.Array,
 			sel = nil
 		}
 		switch shape {
-		case shapeVV:
+		case scVV:
 			scArithVV(e.op, o, a, bv, sel)
-		case shapeVS:
+		case scVS:
 			scArithVS(e.op, o, a, e.rs, sel)
-		case shapeSV:
+		case scSV:
 			scArithSV(e.op, o, e.ls, bv, sel)
 		}
 	}
@@ -190,23 +190,23 @@ func scArithVV[T scNum](op scArithOp, o, a, b []T, sel []int32) {
 	a, b = a[:len(o)], b[:len(o)]
 	if sel == nil {
 		switch op {
-		case opAdd:
+		case scAdd:
 			for i := range o {
 				o[i] = a[i] + b[i]
 			}
-		case opSub:
+		case scSub:
 			for i := range o {
 				o[i] = a[i] - b[i]
 			}
-		case opMul:
+		case scMul:
 			for i := range o {
 				o[i] = a[i] * b[i]
 			}
-		case opDiv:
+		case scDiv:
 			for i := range o {
 				o[i] = a[i] / b[i]
 			}
-		case opMod:
+		case scMod:
 			for i := range o {
 				o[i] = scFmod(a[i], b[i])
 			}
@@ -214,23 +214,23 @@ func scArithVV[T scNum](op scArithOp, o, a, b []T, sel []int32) {
 		return
 	}
 	switch op {
-	case opAdd:
+	case scAdd:
 		for _, i := range sel {
 			o[i] = a[i] + b[i]
 		}
-	case opSub:
+	case scSub:
 		for _, i := range sel {
 			o[i] = a[i] - b[i]
 		}
-	case opMul:
+	case scMul:
 		for _, i := range sel {
 			o[i] = a[i] * b[i]
 		}
-	case opDiv:
+	case scDiv:
 		for _, i := range sel {
 			o[i] = a[i] / b[i]
 		}
-	case opMod:
+	case scMod:
 		for _, i := range sel {
 			o[i] = scFmod(a[i], b[i])
 		}
@@ -241,23 +241,23 @@ func scArithVS[T scNum](op scArithOp, o, a []T, s T, sel []int32) {
 	a = a[:len(o)]
 	if sel == nil {
 		switch op {
-		case opAdd:
+		case scAdd:
 			for i := range o {
 				o[i] = a[i] + s
 			}
-		case opSub:
+		case scSub:
 			for i := range o {
 				o[i] = a[i] - s
 			}
-		case opMul:
+		case scMul:
 			for i := range o {
 				o[i] = a[i] * s
 			}
-		case opDiv:
+		case scDiv:
 			for i := range o {
 				o[i] = a[i] / s
 			}
-		case opMod:
+		case scMod:
 			for i := range o {
 				o[i] = scFmod(a[i], s)
 			}
@@ -265,23 +265,23 @@ func scArithVS[T scNum](op scArithOp, o, a []T, s T, sel []int32) {
 		return
 	}
 	switch op {
-	case opAdd:
+	case scAdd:
 		for _, i := range sel {
 			o[i] = a[i] + s
 		}
-	case opSub:
+	case scSub:
 		for _, i := range sel {
 			o[i] = a[i] - s
 		}
-	case opMul:
+	case scMul:
 		for _, i := range sel {
 			o[i] = a[i] * s
 		}
-	case opDiv:
+	case scDiv:
 		for _, i := range sel {
 			o[i] = a[i] / s
 		}
-	case opMod:
+	case scMod:
 		for _, i := range sel {
 			o[i] = scFmod(a[i], s)
 		}
@@ -292,23 +292,23 @@ func scArithSV[T scNum](op scArithOp, o []T, s T, b []T, sel []int32) {
 	b = b[:len(o)]
 	if sel == nil {
 		switch op {
-		case opAdd:
+		case scAdd:
 			for i := range o {
 				o[i] = s + b[i]
 			}
-		case opSub:
+		case scSub:
 			for i := range o {
 				o[i] = s - b[i]
 			}
-		case opMul:
+		case scMul:
 			for i := range o {
 				o[i] = s * b[i]
 			}
-		case opDiv:
+		case scDiv:
 			for i := range o {
 				o[i] = s / b[i]
 			}
-		case opMod:
+		case scMod:
 			for i := range o {
 				o[i] = scFmod(s, b[i])
 			}
@@ -316,23 +316,23 @@ func scArithSV[T scNum](op scArithOp, o []T, s T, b []T, sel []int32) {
 		return
 	}
 	switch op {
-	case opAdd:
+	case scAdd:
 		for _, i := range sel {
 			o[i] = s + b[i]
 		}
-	case opSub:
+	case scSub:
 		for _, i := range sel {
 			o[i] = s - b[i]
 		}
-	case opMul:
+	case scMul:
 		for _, i := range sel {
 			o[i] = s * b[i]
 		}
-	case opDiv:
+	case scDiv:
 		for _, i := range sel {
 			o[i] = s / b[i]
 		}
-	case opMod:
+	case scMod:
 		for _, i := range sel {
 			o[i] = scFmod(s, b[i])
 		}
@@ -344,8 +344,8 @@ func scArithSV[T scNum](op scArithOp, o []T, s T, b []T, sel []int32) {
 // divisor on a valid live row returns true (division by zero), on a NULL row
 // it yields 0.
 func scDivInt[T scInt](op scArithOp, shape scShape, o, a, b []T, as, bs T, sel []int32, valid []byte) bool {
-	mod := op == opMod
-	if shape == shapeVS {
+	mod := op == scMod
+	if shape == scVS {
 		if bs == 0 {
 			return scAnyLiveValid(len(o), sel, valid)
 		}
@@ -368,7 +368,7 @@ func scDivInt[T scInt](op scArithOp, shape scShape, o, a, b []T, as, bs T, sel [
 	}
 	if sel == nil {
 		b = b[:len(o)]
-		if shape == shapeSV {
+		if shape == scSV {
 			for i := range o {
 				y := b[i]
 				if y == 0 {
@@ -420,7 +420,7 @@ func scDivInt[T scInt](op scArithOp, shape scShape, o, a, b []T, as, bs T, sel [
 			continue
 		}
 		x := as
-		if shape == shapeVV {
+		if shape == scVV {
 			x = a[i]
 		}
 		if mod {

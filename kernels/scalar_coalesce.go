@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"math/bits"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -56,7 +57,7 @@ type coalesceExpr struct {
 	typ  arrow.DataType
 	kind scKind
 	args []Expr
-	lit  *literal // the last operand, if it is a literal
+	lit  *exprLit // the last operand, if it is a literal
 }
 
 func (e *coalesceExpr) Type() arrow.DataType { return e.typ }
@@ -89,6 +90,20 @@ func (e *coalesceExpr) Eval(b *vector.Batch, mem memory.Allocator) (arrow.Array,
 	}
 	if first.NullN() == 0 {
 		return first, nil
+	}
+	switch e.kind {
+	case skInt8:
+		return scCoalesceFixed[int8](e, b, mem, first)
+	case skInt16:
+		return scCoalesceFixed[int16](e, b, mem, first)
+	case skInt32:
+		return scCoalesceFixed[int32](e, b, mem, first)
+	case skInt64, skTimestamp:
+		return scCoalesceFixed[int64](e, b, mem, first)
+	case skFloat32:
+		return scCoalesceFixed[float32](e, b, mem, first)
+	case skFloat64:
+		return scCoalesceFixed[float64](e, b, mem, first)
 	}
 	arrs := []arrow.Array{first}
 	defer func() {
@@ -160,18 +175,6 @@ func (e *coalesceExpr) Eval(b *vector.Batch, mem memory.Allocator) (arrow.Array,
 		}
 	}
 	switch e.kind {
-	case skInt8:
-		return scGatherNum[int8](mem, e, n, arrs, src, litIdx, vbuf, nulls), nil
-	case skInt16:
-		return scGatherNum[int16](mem, e, n, arrs, src, litIdx, vbuf, nulls), nil
-	case skInt32:
-		return scGatherNum[int32](mem, e, n, arrs, src, litIdx, vbuf, nulls), nil
-	case skInt64, skTimestamp:
-		return scGatherNum[int64](mem, e, n, arrs, src, litIdx, vbuf, nulls), nil
-	case skFloat32:
-		return scGatherNum[float32](mem, e, n, arrs, src, litIdx, vbuf, nulls), nil
-	case skFloat64:
-		return scGatherNum[float64](mem, e, n, arrs, src, litIdx, vbuf, nulls), nil
 	case skBool:
 		buf, out := scAllocBitmap(mem, n)
 		clear(out)
@@ -218,25 +221,76 @@ func (e *coalesceExpr) Eval(b *vector.Batch, mem memory.Allocator) (arrow.Array,
 	}
 }
 
-func scGatherNum[T scNum](mem memory.Allocator, e *coalesceExpr, n int, arrs []arrow.Array, src []int32, litIdx int32, vbuf *memory.Buffer, nulls int) arrow.Array {
-	vals := make([][]T, len(arrs))
-	for k, a := range arrs {
-		vals[k] = scValues[T](a)
-	}
-	var lit T
-	if e.lit != nil {
-		lit = scLitNum[T](e.lit)
-	}
+// scCoalesceFixed is COALESCE over fixed-width values: it starts from the
+// first operand's values and validity and overwrites only the rows still
+// NULL. It takes over first.
+func scCoalesceFixed[T scNum](e *coalesceExpr, b *vector.Batch, mem memory.Allocator, first arrow.Array) (arrow.Array, error) {
+	defer first.Release()
+	n := b.NumRows()
 	buf, o := scAllocValues[T](mem, n)
-	for i, s := range src {
-		switch {
-		case s == litIdx:
-			o[i] = lit
-		case s >= 0:
-			o[i] = vals[s][i]
-		default:
-			o[i] = 0
+	copy(o, scValues[T](first))
+	vbuf, vbits := scAllocBitmap(mem, n)
+	fv := scBitmapBytes(first, 0)
+	for w := 0; w < scWords(n); w++ {
+		scStoreWord(vbits, w, scLoadWord(fv, w))
+	}
+	pending := scNullRows(vbits, n, b.Sel)
+	for k := 1; k < len(e.args) && len(pending) > 0; k++ {
+		if k == len(e.args)-1 && e.lit != nil {
+			v := scLitNum[T](e.lit)
+			for _, i := range pending {
+				o[i] = v
+				bitutil.SetBit(vbits, int(i))
+			}
+			break
+		}
+		arr, err := e.args[k].Eval(&vector.Batch{Rec: b.Rec, Sel: pending, RowWatermark: b.RowWatermark}, mem)
+		if err != nil {
+			buf.Release()
+			vbuf.Release()
+			return nil, err
+		}
+		v := scValues[T](arr)
+		var av []byte
+		if arr.NullN() > 0 {
+			av = scBitmapBytes(arr, 0)
+		}
+		next := pending[:0] // filtered in place: writes never pass reads
+		for _, i := range pending {
+			if av == nil || bitutil.BitIsSet(av, int(i)) {
+				o[i] = v[i]
+				bitutil.SetBit(vbits, int(i))
+			} else {
+				next = append(next, i)
+			}
+		}
+		arr.Release()
+		pending = next
+	}
+	nulls := n - bitutil.CountSetBits(vbits, 0, n)
+	return scMakeArray(e.typ, n, vbuf, nulls, buf), nil
+}
+
+// scNullRows lists the live rows whose bit in valid is clear.
+func scNullRows(valid []byte, n int, sel []int32) []int32 {
+	var out []int32
+	if sel != nil {
+		for _, i := range sel {
+			if !bitutil.BitIsSet(valid, int(i)) {
+				out = append(out, i)
+			}
+		}
+		return out
+	}
+	for w := 0; w < scWords(n); w++ {
+		v := ^scLoadWord(valid, w)
+		if rem := n - w*64; rem < 64 {
+			v &= 1<<uint(rem) - 1
+		}
+		for v != 0 {
+			out = append(out, int32(w*64+bits.TrailingZeros64(v)))
+			v &= v - 1
 		}
 	}
-	return scMakeArray(e.typ, n, vbuf, nulls, buf)
+	return out
 }

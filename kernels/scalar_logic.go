@@ -261,18 +261,18 @@ func (e *notExpr) Eval(b *vector.Batch, mem memory.Allocator) (arrow.Array, erro
 type scIsOp uint8
 
 const (
-	isNull scIsOp = iota
-	isNotNull
-	isTrue
-	isFalse
-	isNotTrue
-	isNotFalse
+	scIsNull scIsOp = iota
+	scIsNotNull
+	scIsTrue
+	scIsFalse
+	scIsNotTrue
+	scIsNotFalse
 )
 
 func bindIs(name string, op scIsOp) func(args []Expr) (Expr, error) {
 	return func(args []Expr) (Expr, error) {
 		a := args[0]
-		if op >= isTrue {
+		if op >= scIsTrue {
 			var err error
 			if a, err = scBoolArg(name, args, 0); err != nil {
 				return nil, err
@@ -309,7 +309,7 @@ func (e *isExpr) Eval(b *vector.Batch, mem memory.Allocator) (arrow.Array, error
 	if !allNull && a.NullN() > 0 {
 		valid = scBitmapBytes(a, 0)
 	}
-	if e.op >= isTrue && !allNull {
+	if e.op >= scIsTrue && !allNull {
 		x = scBitmapBytes(a, 1)
 	}
 	buf, out := scAllocBitmap(mem, n)
@@ -323,17 +323,17 @@ func (e *isExpr) Eval(b *vector.Batch, mem memory.Allocator) (arrow.Array, error
 		}
 		var r uint64
 		switch e.op {
-		case isNull:
+		case scIsNull:
 			r = ^v
-		case isNotNull:
+		case scIsNotNull:
 			r = v
-		case isTrue:
+		case scIsTrue:
 			r = v & scLoadWord(x, w)
-		case isFalse:
+		case scIsFalse:
 			r = v &^ scLoadWord(x, w)
-		case isNotTrue:
+		case scIsNotTrue:
 			r = ^(v & scLoadWord(x, w))
-		case isNotFalse:
+		case scIsNotFalse:
 			r = ^(v &^ scLoadWord(x, w))
 		}
 		scStoreWord(out, w, r)

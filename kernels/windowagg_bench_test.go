@@ -410,11 +410,20 @@ func wbHandLoopInt(d *wbData) int {
 		ts := rec.Column(0).(*array.Int64).Int64Values()
 		ks := rec.Column(1).(*array.Int64).Int64Values()
 		vs := rec.Column(2).(*array.Float64).Float64Values()
-		do := func(r int) {
+		sel := d.sels[bi]
+		n := len(ts)
+		if sel != nil {
+			n = len(sel)
+		}
+		for j := 0; j < n; j++ {
+			r := j
+			if sel != nil {
+				r = int(sel[j])
+			}
 			start := wbFloor(ts[r], wbWindow)
 			if start+wbWindow <= h.wm {
 				h.late++
-				return
+				continue
 			}
 			g := gk{start, ks[r]}
 			i, ok := groups[g]
@@ -424,15 +433,6 @@ func wbHandLoopInt(d *wbData) int {
 				groups[g] = i
 			}
 			h.update(i, vs[r])
-		}
-		if sel := d.sels[bi]; sel != nil {
-			for _, r := range sel {
-				do(int(r))
-			}
-		} else {
-			for r := range ts {
-				do(r)
-			}
 		}
 		h.wm = d.wms[bi]
 		out += h.fire(h.wm, schema, false, forget)
@@ -454,11 +454,20 @@ func wbHandLoopStr(d *wbData) int {
 		ts := rec.Column(0).(*array.Int64).Int64Values()
 		ks := rec.Column(1).(*array.String)
 		vs := rec.Column(2).(*array.Float64).Float64Values()
-		do := func(r int) {
+		sel := d.sels[bi]
+		n := len(ts)
+		if sel != nil {
+			n = len(sel)
+		}
+		for j := 0; j < n; j++ {
+			r := j
+			if sel != nil {
+				r = int(sel[j])
+			}
 			start := wbFloor(ts[r], wbWindow)
 			if start+wbWindow <= h.wm {
 				h.late++
-				return
+				continue
 			}
 			g := gk{start, ks.Value(r)} // aliases the Arrow buffer: lookup only
 			i, ok := groups[g]
@@ -469,15 +478,6 @@ func wbHandLoopStr(d *wbData) int {
 				groups[g] = i
 			}
 			h.update(i, vs[r])
-		}
-		if sel := d.sels[bi]; sel != nil {
-			for _, r := range sel {
-				do(int(r))
-			}
-		} else {
-			for r := range ts {
-				do(r)
-			}
 		}
 		h.wm = d.wms[bi]
 		out += h.fire(h.wm, schema, true, forget)

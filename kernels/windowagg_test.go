@@ -207,7 +207,7 @@ func wtRandomCase(seed uint64) wtCase {
 	// Event time drifts forward from a negative start with jitter, so rows
 	// arrive out of order; partitions keep their own watermark (max ts
 	// seen - lag) and the operator watermark is their minimum.
-	n := 200 + rng.IntN(2500)
+	n := 200 + rng.IntN(1800)
 	nkeys := 1 + rng.IntN(12)
 	parts := 1 + rng.IntN(4)
 	rate := rng.Int64N(25)
@@ -770,9 +770,9 @@ func wtCompare(t *testing.T, what string, got, want wtResult) {
 }
 
 func TestWindowAggRandom(t *testing.T) {
-	seeds := 120
+	seeds := 60
 	if testing.Short() {
-		seeds = 30
+		seeds = 15
 	}
 	for seed := range uint64(seeds) {
 		c := wtRandomCase(seed)

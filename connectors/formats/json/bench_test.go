@@ -46,8 +46,11 @@ func BenchmarkDecode(b *testing.B) {
 		b.SetBytes(int64(total / len(lines)))
 		b.ReportAllocs()
 		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			if err := d.Append(lines[i%len(lines)]); err != nil {
+		for i, k := 0, 0; i < b.N; i, k = i+1, k+1 {
+			if k == len(lines) {
+				k = 0
+			}
+			if err := d.Append(lines[k]); err != nil {
 				b.Fatal(err)
 			}
 			if d.Len() == batchRows {
@@ -61,8 +64,11 @@ func BenchmarkDecode(b *testing.B) {
 		b.SetBytes(int64(total / len(lines)))
 		b.ReportAllocs()
 		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			if !h.append(lines[i%len(lines)]) {
+		for i, k := 0, 0; i < b.N; i, k = i+1, k+1 {
+			if k == len(lines) {
+				k = 0
+			}
+			if !h.append(lines[k]) {
 				b.Fatal("handloop: bad line")
 			}
 			if len(h.ts) == batchRows {
