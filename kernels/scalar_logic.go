@@ -46,8 +46,9 @@ func bindLogic(name string, and bool) func(args []Expr) (Expr, error) {
 
 // newLogic simplifies literal operands: the absorbing value (FALSE for AND,
 // TRUE for OR) wins, the neutral one drops out, and NULL becomes a constant
-// operand of the kernel. Operands are commutative in value; moving a
-// literal left of an expression never makes it evaluated where it was not.
+// operand of the kernel. A literal is moved to the right: the values
+// commute, and the expression now on the left is evaluated where it was
+// before (a NULL literal decides no row).
 func newLogic(name string, and bool, l, r Expr) Expr {
 	if _, ok := scIsLiteral(l); ok {
 		if _, ok := scIsLiteral(r); !ok {

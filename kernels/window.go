@@ -42,8 +42,12 @@ func (k WindowKind) String() string {
 //
 //	TUMBLE:   Size (, Offset)
 //	HOP:      Size, Slide (, Offset); Size need not be a multiple of Slide
+//	          (with Size < Slide, rows between windows belong to none)
 //	CUMULATE: Step, Size (the max; a multiple of Step) (, Offset)
-//	SESSION:  Gap
+//	SESSION:  Gap (Offset is ignored)
+//
+// Alignment uses floor division, so negative times and starts work; times
+// within Size (or Gap) of the int64 limits overflow.
 type WindowSpec struct {
 	Kind   WindowKind
 	Size   int64
