@@ -77,6 +77,22 @@ func newBinder(src string, reg *connectors.Registry) *binder {
 	return &binder{src: src, reg: reg, tables: map[string]*Table{}, sb: substrait.NewBuilder(), funcs: f}
 }
 
+// spelled is an identifier as the user wrote it: unquoted identifiers
+// match case-insensitively, but declared column names and aliases keep
+// their case in schemas and output, as in Flink.
+func (b *binder) spelled(id Ident) string {
+	if id.Quoted {
+		return id.Name
+	}
+	end := id.Pos.Offset + len(id.Name)
+	if id.Pos.Offset >= 0 && end <= len(b.src) {
+		if raw := b.src[id.Pos.Offset:end]; strings.EqualFold(raw, id.Name) {
+			return raw
+		}
+	}
+	return id.Name
+}
+
 func (b *binder) errf(pos Pos, format string, args ...any) *Error {
 	return Errorf(b.src, pos, format, args...)
 }
@@ -152,15 +168,16 @@ func (b *binder) createTable(s *CreateTable) error {
 	var fields []arrow.Field
 	seen := map[string]bool{}
 	for _, c := range s.Columns {
-		if seen[strings.ToLower(c.Name.Name)] {
-			return b.errf(c.Name.Pos, "column %s is declared twice", c.Name.Name)
+		name := b.spelled(c.Name)
+		if seen[strings.ToLower(name)] {
+			return b.errf(c.Name.Pos, "column %s is declared twice", name)
 		}
-		seen[strings.ToLower(c.Name.Name)] = true
+		seen[strings.ToLower(name)] = true
 		at, err := b.sqlType(c.Type)
 		if err != nil {
 			return err
 		}
-		fields = append(fields, arrow.Field{Name: c.Name.Name, Type: at, Nullable: true})
+		fields = append(fields, arrow.Field{Name: name, Type: at, Nullable: true})
 	}
 	t.Schema = arrow.NewSchema(fields, nil)
 	for _, o := range s.Options {

@@ -110,7 +110,7 @@ func (b *binder) aggregate(s *Select, rel *pb.Rel, sc *scope) (*pb.Rel, *scope, 
 		post.subst[k.String()] = len(out.cols)
 		name := k.String()
 		if cr, ok := k.(*ColumnRef); ok {
-			name = cr.Column.Name
+			name = sc.cols[v.col].name
 			// A key may also be written qualified or unqualified.
 			post.subst[cr.Column.Name] = len(out.cols)
 		}
@@ -197,7 +197,7 @@ func (b *binder) aggregate(s *Select, rel *pb.Rel, sc *scope) (*pb.Rel, *scope, 
 		if v.typ.ID() == arrow.NULL {
 			return nil, nil, b.errf(it.Expr.Position(), "NULL needs a type here: write CAST(NULL AS type)")
 		}
-		name := itemName(it, i)
+		name := b.itemName(it, i, v, out)
 		if f, ok := it.Expr.(*FuncCall); ok && it.Alias == nil {
 			if _, bound := windowBoundFuncs[f.Name]; bound {
 				name = strings.ToLower(f.Name)

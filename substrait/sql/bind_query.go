@@ -326,7 +326,7 @@ func (b *binder) projection(items []*SelectItem, rel *pb.Rel, sc *scope) (*pb.Re
 		if e.typ.ID() == arrow.NULL {
 			return nil, nil, b.errf(it.Expr.Position(), "NULL needs a type here: write CAST(NULL AS type)")
 		}
-		c := column{name: itemName(it, i), typ: e.typ, pos: it.Pos}
+		c := column{name: b.itemName(it, i, e, sc), typ: e.typ, pos: it.Pos}
 		if e.col >= 0 {
 			c.eventTime = sc.cols[e.col].eventTime
 			c.qualifier = sc.cols[e.col].qualifier
@@ -337,14 +337,14 @@ func (b *binder) projection(items []*SelectItem, rel *pb.Rel, sc *scope) (*pb.Re
 	return project(rel, len(sc.cols), exprs), out, nil
 }
 
-// itemName is the output name of a select item: its alias, the column it
-// names, or Flink's EXPR$i.
-func itemName(it *SelectItem, i int) string {
+// itemName is the output name of a select item: its alias as written, the
+// declared name of the column it references, or Flink's EXPR$i.
+func (b *binder) itemName(it *SelectItem, i int, e bound, sc *scope) string {
 	if it.Alias != nil {
-		return it.Alias.Name
+		return b.spelled(*it.Alias)
 	}
-	if cr, ok := it.Expr.(*ColumnRef); ok {
-		return cr.Column.Name
+	if _, ok := it.Expr.(*ColumnRef); ok && e.col >= 0 {
+		return sc.cols[e.col].name
 	}
 	return "EXPR$" + strconv.Itoa(i)
 }
