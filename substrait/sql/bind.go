@@ -69,12 +69,14 @@ type binder struct {
 	sb     *substrait.Builder
 	funcs  *kernels.Registry
 	post   *postAgg
+	ctes   []*named
+	views  map[string]*named
 }
 
 func newBinder(src string, reg *connectors.Registry) *binder {
 	f := kernels.NewRegistry()
 	kernels.RegisterScalar(f)
-	return &binder{src: src, reg: reg, tables: map[string]*Table{}, sb: substrait.NewBuilder(), funcs: f}
+	return &binder{src: src, reg: reg, tables: map[string]*Table{}, views: map[string]*named{}, sb: substrait.NewBuilder(), funcs: f}
 }
 
 // spelled is an identifier as the user wrote it: unquoted identifiers
@@ -112,7 +114,20 @@ func (b *binder) statement(st Statement) (*pb.RelRoot, error) {
 	case *Set:
 		return nil, b.errf(s.Pos, "SET '%s' is not supported: runtime settings are flags of 'clink run'", s.Key)
 	case *CreateView:
-		return nil, b.errf(s.Pos, "CREATE VIEW is not supported yet")
+		key := strings.ToLower(s.Name.String())
+		if _, ok := b.views[key]; ok || b.tables[key] != nil {
+			if s.IfNotExists {
+				return nil, nil
+			}
+			return nil, b.errf(s.Name.Pos, "%s already exists", s.Name.String())
+		}
+		// Bind once now so a broken view is reported where it is defined.
+		n := &named{name: s.Name.String(), columns: s.Columns, query: s.Query}
+		if _, _, err := b.bindNamed(n, n.name, s.Pos); err != nil {
+			return nil, err
+		}
+		b.views[key] = n
+		return nil, nil
 	case *DropTable:
 		name := s.Name.String()
 		key := strings.ToLower(name)

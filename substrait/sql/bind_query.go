@@ -53,9 +53,26 @@ type windowCall struct {
 	pos                 Pos
 }
 
+// named is a query bound by name: a CTE or a view.
+type named struct {
+	name    string
+	columns []Ident
+	query   *Query
+	visible int // CTEs visible to its body: b.ctes[:visible]
+}
+
 func (b *binder) query(q *Query) (*pb.Rel, *scope, error) {
 	if len(q.With) > 0 {
-		return nil, nil, b.errf(q.With[0].Pos, "WITH (common table expressions) is not supported yet")
+		depth := len(b.ctes)
+		defer func() { b.ctes = b.ctes[:depth] }()
+		for _, c := range q.With {
+			for _, prev := range b.ctes[depth:] {
+				if strings.EqualFold(prev.name, c.Name.Name) {
+					return nil, nil, b.errf(c.Name.Pos, "WITH names %s twice", c.Name.Name)
+				}
+			}
+			b.ctes = append(b.ctes, &named{name: c.Name.Name, columns: c.Columns, query: c.Query, visible: len(b.ctes)})
+		}
 	}
 	if len(q.OrderBy) > 0 {
 		return nil, nil, b.errf(q.OrderBy[0].Pos, "ORDER BY is not supported on a stream")
@@ -91,27 +108,19 @@ func (b *binder) from(t TableExpr) (*pb.Rel, *scope, error) {
 		if x.AsOf != nil {
 			return nil, nil, b.errf(x.AsOf.Position(), "FOR SYSTEM_TIME AS OF is not supported")
 		}
-		tab, err := b.lookup(x.Name)
-		if err != nil {
-			return nil, nil, err
-		}
-		rel, err := b.read(tab)
-		if err != nil {
-			return nil, nil, err
-		}
-		q := tab.Name
+		alias := ""
 		if x.Alias != nil {
-			q = x.Alias.Name
+			alias = x.Alias.Name
 		}
-		sc := &scope{}
-		for _, f := range tab.Schema.Fields() {
-			sc.cols = append(sc.cols, column{name: f.Name, qualifier: q, typ: f.Type, pos: x.Pos, eventTime: f.Name == tab.EventTime})
-		}
-		return rel, sc, nil
+		return b.tableRef(x.Name, alias, x.Pos)
 	case *TableFunc:
 		return b.windowTVF(x)
 	case *DerivedTable:
-		return nil, nil, b.errf(x.Pos, "derived tables (subqueries in FROM) are not supported yet")
+		q := ""
+		if x.Alias != nil {
+			q = x.Alias.Name
+		}
+		return b.derived(x.Query, q, x.Columns, x.Pos)
 	case *Join:
 		return nil, nil, b.errf(x.OpPos, "joins are not supported yet")
 	}
@@ -121,28 +130,21 @@ func (b *binder) from(t TableExpr) (*pb.Rel, *scope, error) {
 // windowTVF binds TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), ...)): the table's
 // columns plus window_start and window_end, which GROUP BY must name.
 func (b *binder) windowTVF(x *TableFunc) (*pb.Rel, *scope, error) {
-	tab, err := b.lookup(x.Table)
-	if err != nil {
-		return nil, nil, err
-	}
-	rel, err := b.read(tab)
-	if err != nil {
-		return nil, nil, err
-	}
-	q := tab.Name
+	alias := ""
 	if x.Alias != nil {
-		q = x.Alias.Name
+		alias = x.Alias.Name
 	}
-	sc := &scope{}
-	for _, f := range tab.Schema.Fields() {
-		sc.cols = append(sc.cols, column{name: f.Name, qualifier: q, typ: f.Type, pos: x.Pos, eventTime: f.Name == tab.EventTime})
+	rel, sc, err := b.tableRef(x.Table, alias, x.Pos)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, c := range sc.cols {
+		if c.window {
+			return nil, nil, b.errf(x.Pos, "%s over a table that already has window_start/window_end is not supported", x.Name)
+		}
 	}
 	if len(x.Descriptor) != 1 {
 		return nil, nil, b.errf(x.Pos, "%s needs DESCRIPTOR(time_column) naming one column", x.Name)
-	}
-	idx := tab.column(x.Descriptor[0].Name)
-	if idx < 0 {
-		return nil, nil, b.errf(x.Descriptor[0].Pos, "table %s has no column %s", tab.Name, x.Descriptor[0].Name)
 	}
 	args := append([]Expr{&ColumnRef{Column: x.Descriptor[0], Pos: x.Descriptor[0].Pos}}, x.Args...)
 	w, err := b.windowArgs(x.Name, args, x.Pos, sc)
@@ -154,6 +156,80 @@ func (b *binder) windowTVF(x *TableFunc) (*pb.Rel, *scope, error) {
 		column{name: "window_start", typ: arrow.PrimitiveTypes.Int64, pos: x.Pos, window: true},
 		column{name: "window_end", typ: arrow.PrimitiveTypes.Int64, pos: x.Pos, window: true})
 	return rel, sc, nil
+}
+
+// tableRef binds a name in FROM: a CTE, a view or a catalog table.
+func (b *binder) tableRef(name ObjectName, alias string, pos Pos) (*pb.Rel, *scope, error) {
+	if n := b.namedQuery(name); n != nil {
+		q := n.name
+		if alias != "" {
+			q = alias
+		}
+		return b.bindNamed(n, q, pos)
+	}
+	tab, err := b.lookup(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	rel, err := b.read(tab)
+	if err != nil {
+		return nil, nil, err
+	}
+	q := tab.Name
+	if alias != "" {
+		q = alias
+	}
+	sc := &scope{}
+	for _, f := range tab.Schema.Fields() {
+		sc.cols = append(sc.cols, column{name: f.Name, qualifier: q, typ: f.Type, pos: pos, eventTime: f.Name == tab.EventTime})
+	}
+	return rel, sc, nil
+}
+
+// namedQuery finds a CTE (innermost first) or a view by name.
+func (b *binder) namedQuery(n ObjectName) *named {
+	if len(n.Parts) == 1 {
+		for i := len(b.ctes) - 1; i >= 0; i-- {
+			if b.ctes[i].name == n.Parts[0].Name || (!n.Parts[0].Quoted && strings.EqualFold(b.ctes[i].name, n.Parts[0].Name)) {
+				return b.ctes[i]
+			}
+		}
+	}
+	return b.views[strings.ToLower(n.String())]
+}
+
+// bindNamed binds a CTE or view reference: its query, seeing only the CTEs
+// that were visible where it was defined.
+func (b *binder) bindNamed(n *named, qualifier string, pos Pos) (*pb.Rel, *scope, error) {
+	saved := b.ctes
+	b.ctes = b.ctes[:n.visible:n.visible]
+	defer func() { b.ctes = saved }()
+	return b.derived(n.query, qualifier, n.columns, pos)
+}
+
+// derived binds a subquery used as a table. Columns keep their roles (an
+// event-time column stays one) and take the alias as qualifier.
+func (b *binder) derived(q *Query, qualifier string, columns []Ident, pos Pos) (*pb.Rel, *scope, error) {
+	post := b.post
+	b.post = nil
+	defer func() { b.post = post }()
+	rel, sc, err := b.query(q)
+	if err != nil {
+		return nil, nil, err
+	}
+	if columns != nil && len(columns) != len(sc.cols) {
+		return nil, nil, b.errf(pos, "%d column names given for a query with %d columns", len(columns), len(sc.cols))
+	}
+	out := &scope{}
+	for i, c := range sc.cols {
+		c.qualifier = qualifier
+		c.window = false
+		if columns != nil {
+			c.name = b.spelled(columns[i])
+		}
+		out.cols = append(out.cols, c)
+	}
+	return rel, out, nil
 }
 
 var windowKinds = map[string]string{"TUMBLE": "TUMBLE", "HOP": "HOP", "SESSION": "SESSION", "CUMULATE": "CUMULATE"}
