@@ -52,6 +52,20 @@ type SinkFactory interface {
 	NewSink(t *Table) (engine.Sink, error)
 }
 
+// Boundedness is implemented by source factories that can tell whether a
+// table's input ends (a file) or not (a topic). Without it a source is
+// unbounded.
+type Boundedness interface {
+	Bounded(opts Options) bool
+}
+
+// UpdatingSink is implemented by sink factories that can consume a
+// changelog (+I, -U, +U, -D rows), e.g. by upserting on a primary key.
+// AcceptsUpdates returns why a table cannot, or nil.
+type UpdatingSink interface {
+	AcceptsUpdates(opts Options) error
+}
+
 // Registry maps connector names to factories. It is built by explicit
 // Register calls.
 type Registry struct {

@@ -21,10 +21,42 @@ import (
 // that row was read. Window operators decide lateness per partition with it
 // (DESIGN §3), which makes results independent of batch boundaries and of how
 // partitions interleave.
+//
+// Kinds, when non-nil, makes the batch part of a changelog: for physical row
+// i it says whether the row is an insert, the old or new image of an update,
+// or a delete (Flink's RowKind). nil means every row is an insert.
 type Batch struct {
 	Rec          arrow.RecordBatch
 	Sel          []int32
 	RowWatermark []int64
+	Kinds        []RowKind
+}
+
+// RowKind is a changelog row's kind.
+type RowKind int8
+
+const (
+	// Insert (+I) adds a row.
+	Insert RowKind = iota
+	// UpdateBefore (-U) retracts the old image of an updated row.
+	UpdateBefore
+	// UpdateAfter (+U) is the new image of an updated row.
+	UpdateAfter
+	// Delete (-D) removes a row.
+	Delete
+)
+
+// String is Flink's short form: +I, -U, +U, -D.
+func (k RowKind) String() string {
+	switch k {
+	case UpdateBefore:
+		return "-U"
+	case UpdateAfter:
+		return "+U"
+	case Delete:
+		return "-D"
+	}
+	return "+I"
 }
 
 // New wraps rec (taking over the caller's reference) with no selection.
@@ -94,6 +126,13 @@ func (b *Batch) Compact(mem memory.Allocator) *Batch {
 			wm[k] = b.RowWatermark[i]
 		}
 		out.RowWatermark = wm
+	}
+	if b.Kinds != nil {
+		kinds := make([]RowKind, len(b.Sel))
+		for k, i := range b.Sel {
+			kinds[k] = b.Kinds[i]
+		}
+		out.Kinds = kinds
 	}
 	b.Release()
 	return out

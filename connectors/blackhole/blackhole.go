@@ -47,3 +47,6 @@ func (s *Sink) Close() error { return nil }
 
 // Stats reports rows discarded.
 func (s *Sink) Stats() map[string]int64 { return map[string]int64{"rows_discarded": s.rows} }
+
+// AcceptsUpdates: the blackhole discards changelogs too.
+func (Connector) AcceptsUpdates(connectors.Options) error { return nil }

@@ -21,3 +21,6 @@ var spec = &connectors.Spec{
 
 // Spec describes the connector's options.
 func (Connector) Spec() *connectors.Spec { return spec }
+
+// Bounded: a file source ends when every file has been read.
+func (Connector) Bounded(connectors.Options) bool { return true }

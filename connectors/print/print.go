@@ -51,7 +51,11 @@ var _ engine.Sink = (*Sink)(nil)
 
 // Write prints the batch's live rows.
 func (s *Sink) Write(b *vector.Batch) error {
-	s.buf = cjson.AppendBatch(s.buf[:0], b)
+	if b.Kinds != nil {
+		s.buf = AppendChangelog(s.buf[:0], b)
+	} else {
+		s.buf = cjson.AppendBatch(s.buf[:0], b)
+	}
 	b.Release()
 	if _, err := s.w.Write(s.buf); err != nil {
 		return fmt.Errorf("print sink: %w", err)
@@ -59,8 +63,28 @@ func (s *Sink) Write(b *vector.Batch) error {
 	return s.w.Flush()
 }
 
+// AppendChangelog writes the live rows of a changelog batch as JSON lines
+// whose first key, "op", is the row's kind (+I, -U, +U, -D), as Flink's
+// changelog shows it.
+func AppendChangelog(dst []byte, b *vector.Batch) []byte {
+	b.Rows(func(i int) {
+		start := len(dst)
+		dst = cjson.AppendRow(dst, b, i)
+		row := dst[start+1:] // without the opening brace
+		head := `{"op":"` + b.Kinds[i].String() + `"`
+		if len(row) > 2 { // not {}
+			head += ","
+		}
+		dst = append(dst[:start], append([]byte(head), row...)...)
+	})
+	return dst
+}
+
 // Flush flushes buffered output.
 func (s *Sink) Flush() error { return s.w.Flush() }
 
 // Close flushes.
 func (s *Sink) Close() error { return s.w.Flush() }
+
+// AcceptsUpdates: the print sink shows a changelog with each row's kind.
+func (Connector) AcceptsUpdates(connectors.Options) error { return nil }

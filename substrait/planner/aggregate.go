@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	pb "github.com/substrait-io/substrait-protobuf/go/substraitpb"
 
 	"github.com/clink-dev/clink/kernels"
@@ -36,9 +35,20 @@ func (b *builder) aggregate(a *pb.AggregateRel) (*chain, error) {
 	} else if len(a.GetGroupings()) == 1 && len(a.GetGroupings()[0].GetGroupingExpressions()) > 0 {
 		groups = a.GetGroupings()[0].GetGroupingExpressions()
 	}
-	spec, timeExpr, err := b.windowOf(groups)
-	if err != nil {
-		return nil, err
+	windowed := isWindow(b, groups)
+	var spec kernels.WindowSpec
+	var timeExpr *pb.Expression
+	keyExprs := groups
+	if windowed {
+		if c.updating {
+			return nil, fmt.Errorf("a window aggregate over an updating (changelog) input is not supported")
+		}
+		if spec, timeExpr, err = b.windowOf(groups); err != nil {
+			return nil, err
+		}
+		keyExprs = groups[2:]
+	} else if c.updating {
+		return nil, fmt.Errorf("GROUP BY over an updating (changelog) input is not supported")
 	}
 
 	// Every input the kernel reads must be a column: expressions that are
@@ -57,10 +67,12 @@ func (b *builder) aggregate(a *pb.AggregateRel) (*chain, error) {
 		return in.NumFields() + len(extra) - 1, nil
 	}
 	cfg := kernels.WindowAggConfig{Window: spec}
-	if cfg.TimeCol, err = colOf(timeExpr); err != nil {
-		return nil, err
+	if windowed {
+		if cfg.TimeCol, err = colOf(timeExpr); err != nil {
+			return nil, err
+		}
 	}
-	for _, g := range groups[2:] {
+	for _, g := range keyExprs {
 		i, err := colOf(g)
 		if err != nil {
 			return nil, fmt.Errorf("GROUP BY: %w", err)
@@ -127,12 +139,34 @@ func (b *builder) aggregate(a *pb.AggregateRel) (*chain, error) {
 		_ = i
 		cfg.KeyNames = append(cfg.KeyNames, c.schema.Field(k).Name)
 	}
+	if !windowed {
+		agg, err := kernels.NewGroupAgg(kernels.GroupAggConfig{Input: cfg.Input, Keys: cfg.Keys, KeyNames: cfg.KeyNames, Aggs: cfg.Aggs}, b.env.Runtime.Mem)
+		if err != nil {
+			return nil, err
+		}
+		c.add("group_aggregate", &op.GroupAgg{Agg: agg}, agg.OutputSchema())
+		c.updating = true
+		return c, b.emit(c, a.GetCommon())
+	}
 	agg, err := kernels.NewWindowAgg(cfg, b.env.Runtime.Mem)
 	if err != nil {
 		return nil, err
 	}
 	c.add("window_aggregate", &op.WindowAgg{Agg: agg}, agg.OutputSchema())
 	return c, b.emit(c, a.GetCommon())
+}
+
+// isWindow reports whether the grouping starts with Clink's window_start.
+func isWindow(b *builder, groups []*pb.Expression) bool {
+	if len(groups) == 0 {
+		return false
+	}
+	f := groups[0].GetScalarFunction()
+	if f == nil {
+		return false
+	}
+	n, err := b.fname(f.GetFunctionReference())
+	return err == nil && n == "window_start"
 }
 
 // windowOf reads the window from the grouping expressions.
@@ -194,5 +228,3 @@ func (b *builder) windowOf(groups []*pb.Expression) (kernels.WindowSpec, *pb.Exp
 	}
 	return spec, tv, nil
 }
-
-var _ = arrow.PrimitiveTypes.Int64

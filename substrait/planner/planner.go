@@ -63,6 +63,9 @@ type chain struct {
 	ops    []engine.Operator
 	names  []string
 	schema *arrow.Schema
+	// updating is true once the chain carries a changelog (an unwindowed
+	// aggregate), not only inserts.
+	updating bool
 }
 
 func (c *chain) add(name string, o engine.Operator, schema *arrow.Schema) {

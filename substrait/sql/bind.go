@@ -71,6 +71,9 @@ type binder struct {
 	post   *postAgg
 	ctes   []*named
 	views  map[string]*named
+	// unboundedState: the script accepted state that grows without end
+	// (SET 'table.exec.state.ttl' = '0').
+	unboundedState bool
 }
 
 func newBinder(src string, reg *connectors.Registry) *binder {
@@ -112,7 +115,7 @@ func (b *binder) statement(st Statement) (*pb.RelRoot, error) {
 		}
 		return &pb.RelRoot{Input: rel, Names: sc.names()}, nil
 	case *Set:
-		return nil, b.errf(s.Pos, "SET '%s' is not supported: runtime settings are flags of 'clink run'", s.Key)
+		return nil, b.set(s)
 	case *CreateView:
 		key := strings.ToLower(s.Name.String())
 		if _, ok := b.views[key]; ok || b.tables[key] != nil {
@@ -140,6 +143,21 @@ func (b *binder) statement(st Statement) (*pb.RelRoot, error) {
 		return nil, b.errf(s.Pos, "EXPLAIN is a command: run 'clink explain FILE.sql'")
 	}
 	return nil, b.errf(st.Position(), "unsupported statement")
+}
+
+// set applies SET 'key' = 'value'. Only keys Clink implements are
+// accepted; anything else is an error, never silently ignored.
+func (b *binder) set(s *Set) error {
+	switch s.Key {
+	case "table.exec.state.ttl":
+		v := strings.TrimSpace(s.Value)
+		if v == "0" || v == "0 ms" || v == "0ms" {
+			b.unboundedState = true
+			return nil
+		}
+		return b.errf(s.ValuePos, "state TTL '%s' is not supported yet: only '0' (keep state forever, accepting that it grows)", s.Value)
+	}
+	return b.errf(s.Pos, "SET '%s' is not supported (supported: 'table.exec.state.ttl' = '0'); runtime settings are flags of 'clink run'", s.Key)
 }
 
 // sqlType maps a SQL type to the engine's Arrow type.
@@ -352,6 +370,15 @@ func (b *binder) insert(s *Insert) (*pb.RelRoot, error) {
 	rel, sc, err := b.query(s.Query)
 	if err != nil {
 		return nil, err
+	}
+	if sc.updating {
+		us, ok := f.(connectors.UpdatingSink)
+		if !ok {
+			return nil, b.errf(s.Table.Pos, "table %s (connector '%s') cannot consume the updates of this query (an unwindowed GROUP BY produces a changelog); write to a sink that accepts updates", t.Name, t.Options["connector"])
+		}
+		if err := us.AcceptsUpdates(t.Options); err != nil {
+			return nil, b.errf(s.Table.Pos, "table %s cannot consume the updates of this query: %v", t.Name, err)
+		}
 	}
 	// Map query columns to table columns: by position, or by the column list.
 	target := make([]int, len(sc.cols))

@@ -66,11 +66,7 @@ func (b *binder) aggregate(s *Select, rel *pb.Rel, sc *scope) (*pb.Rel, *scope, 
 		win = sc.tvf
 	}
 	if win == nil {
-		pos := s.Pos
-		if len(s.GroupBy) > 0 {
-			pos = s.GroupBy[0].Position()
-		}
-		return nil, nil, b.errf(pos, "GROUP BY without a window (an updating aggregate) is not supported yet: group by TUMBLE, HOP, SESSION or CUMULATE")
+		return b.updatingAggregate(s, rel, sc, keys)
 	}
 
 	// Grouping expressions: the window, then the keys.
@@ -96,6 +92,28 @@ func (b *binder) aggregate(s *Select, rel *pb.Rel, sc *scope) (*pb.Rel, *scope, 
 		{name: "window_start", typ: arrow.PrimitiveTypes.Int64},
 		{name: "window_end", typ: arrow.PrimitiveTypes.Int64},
 	}}
+	return b.finishAggregate(s, rel, sc, keys, groups, post, out, false)
+}
+
+// updatingAggregate binds GROUP BY without a window (or a global
+// aggregate): an updating aggregate whose output is a changelog. Over an
+// unbounded source its state grows without end, so the script must accept
+// that explicitly.
+func (b *binder) updatingAggregate(s *Select, rel *pb.Rel, sc *scope, keys []Expr) (*pb.Rel, *scope, error) {
+	if sc.unbounded && !b.unboundedState {
+		pos := s.Pos
+		if len(s.GroupBy) > 0 {
+			pos = s.GroupBy[0].Position()
+		}
+		return nil, nil, b.errf(pos, "GROUP BY without a window over an unbounded source keeps state for every key forever: add a window (TUMBLE, HOP, SESSION, CUMULATE), or accept unbounded state with SET 'table.exec.state.ttl' = '0'")
+	}
+	post := &postAgg{in: sc, subst: map[string]int{}}
+	return b.finishAggregate(s, rel, sc, keys, nil, post, &scope{}, true)
+}
+
+// finishAggregate binds the keys, the measures, HAVING and the select list
+// of an aggregate whose grouping starts with groups (the window, if any).
+func (b *binder) finishAggregate(s *Select, rel *pb.Rel, sc *scope, keys []Expr, groups []*pb.Expression, post *postAgg, out *scope, updating bool) (*pb.Rel, *scope, error) {
 	for _, k := range keys {
 		v, err := b.expr(k, sc)
 		if err != nil {
@@ -185,7 +203,7 @@ func (b *binder) aggregate(s *Select, rel *pb.Rel, sc *scope) (*pb.Rel, *scope, 
 		rel = &pb.Rel{RelType: &pb.Rel_Filter{Filter: &pb.FilterRel{Common: substrait.Direct(), Input: rel, Condition: cond.pb}}}
 	}
 	var exprs []*pb.Expression
-	res := &scope{}
+	res := &scope{updating: updating, unbounded: sc.unbounded}
 	for i, it := range s.Items {
 		if it.Star {
 			return nil, nil, b.errf(it.Pos, "SELECT * is not allowed with GROUP BY")

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	pb "github.com/substrait-io/substrait-protobuf/go/substraitpb"
 
+	"github.com/clink-dev/clink/connectors"
 	"github.com/clink-dev/clink/kernels"
 	"github.com/clink-dev/clink/substrait"
 )
@@ -27,6 +28,10 @@ type scope struct {
 	cols []column
 	// tvf is the window of a window table-valued function in FROM.
 	tvf *windowCall
+	// updating: the relation is a changelog (an unwindowed aggregate).
+	updating bool
+	// unbounded: some source under the relation never ends.
+	unbounded bool
 }
 
 func (s *scope) names() []string {
@@ -179,7 +184,12 @@ func (b *binder) tableRef(name ObjectName, alias string, pos Pos) (*pb.Rel, *sco
 	if alias != "" {
 		q = alias
 	}
-	sc := &scope{}
+	sc := &scope{unbounded: true}
+	if f, err := b.reg.Lookup(tab.Options["connector"]); err == nil {
+		if bd, ok := f.(connectors.Boundedness); ok {
+			sc.unbounded = !bd.Bounded(tab.Options)
+		}
+	}
 	for _, f := range tab.Schema.Fields() {
 		sc.cols = append(sc.cols, column{name: f.Name, qualifier: q, typ: f.Type, pos: pos, eventTime: f.Name == tab.EventTime})
 	}
@@ -220,7 +230,7 @@ func (b *binder) derived(q *Query, qualifier string, columns []Ident, pos Pos) (
 	if columns != nil && len(columns) != len(sc.cols) {
 		return nil, nil, b.errf(pos, "%d column names given for a query with %d columns", len(columns), len(sc.cols))
 	}
-	out := &scope{}
+	out := &scope{updating: sc.updating, unbounded: sc.unbounded}
 	for i, c := range sc.cols {
 		c.qualifier = qualifier
 		c.window = false
@@ -250,6 +260,9 @@ func (b *binder) windowArgs(name string, args []Expr, pos Pos, sc *scope) (*wind
 	cr, ok := args[0].(*ColumnRef)
 	if !ok {
 		return nil, b.errf(args[0].Position(), "the first argument of %s must be the event-time column", kind)
+	}
+	if sc.updating {
+		return nil, b.errf(pos, "%s over an updating (changelog) input is not supported", kind)
 	}
 	idx, err := b.resolve(cr, sc)
 	if err != nil {
@@ -378,7 +391,7 @@ func (b *binder) selectStmt(s *Select) (*pb.Rel, *scope, error) {
 
 // projection binds a non-aggregating select list.
 func (b *binder) projection(items []*SelectItem, rel *pb.Rel, sc *scope) (*pb.Rel, *scope, error) {
-	out := &scope{}
+	out := &scope{updating: sc.updating, unbounded: sc.unbounded}
 	var exprs []*pb.Expression
 	for i, it := range items {
 		if it.Star {
