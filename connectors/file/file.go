@@ -3,6 +3,8 @@
 package file
 
 import (
+	"fmt"
+
 	"github.com/clink-dev/clink/connectors"
 )
 
@@ -16,7 +18,17 @@ var spec = &connectors.Spec{
 	Sink:        true,
 	Options: append(append([]connectors.Option{}, connectors.CommonSourceOptions...),
 		connectors.Option{Name: "path", Type: connectors.String, Required: true, Description: "source: a file or a directory of files; sink: the directory that receives part files", Example: "data/readings.jsonl"},
+		connectors.Option{Name: "mode", Type: connectors.Enum, Values: []string{"append", "upsert"}, Default: "append", Description: "sink: 'append' writes every row; 'upsert' applies a changelog by primary_key and writes the resulting table at each flush", Example: "upsert"},
+		connectors.Option{Name: "primary_key", Type: connectors.String, Description: "sink, upsert mode: comma-separated key columns (or PRIMARY KEY (...) NOT ENFORCED in CREATE TABLE)", Example: "sensor_id"},
 	),
+}
+
+// AcceptsUpdates: a file sink consumes a changelog only in upsert mode.
+func (Connector) AcceptsUpdates(opts connectors.Options) error {
+	if opts["mode"] != "upsert" || opts["primary_key"] == "" {
+		return fmt.Errorf("the file sink applies updates only with 'mode' = 'upsert' and a 'primary_key'")
+	}
+	return nil
 }
 
 // Spec describes the connector's options.

@@ -23,6 +23,9 @@ func (Connector) NewSink(t *connectors.Table) (engine.Sink, error) {
 		return nil, fmt.Errorf("file sink '%s': %w", t.Name, err)
 	}
 	name := filepath.Join(dir, fmt.Sprintf("part-%d.jsonl", t.Runtime.Subtask))
+	if t.Options["mode"] == "upsert" {
+		return newUpsertSink(t, name)
+	}
 	f, err := os.Create(name)
 	if err != nil {
 		return nil, fmt.Errorf("file sink '%s': %w", t.Name, err)
@@ -30,7 +33,7 @@ func (Connector) NewSink(t *connectors.Table) (engine.Sink, error) {
 	return &Sink{name: name, f: f, w: bufio.NewWriterSize(f, 1<<16)}, nil
 }
 
-// Sink writes JSON lines to a part file.
+// Sink writes JSON lines to a part file (append mode).
 type Sink struct {
 	name string
 	f    *os.File

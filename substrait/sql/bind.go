@@ -217,8 +217,20 @@ func (b *binder) createTable(s *CreateTable) error {
 		t.Options[o.Key] = o.Value
 		t.optPos[o.Key] = o.Pos
 	}
-	if s.PrimaryKey != nil {
-		return b.errf(s.PrimaryKey.Pos, "PRIMARY KEY is not supported yet (upsert sinks are not implemented)")
+	if pk := s.PrimaryKey; pk != nil {
+		if _, ok := t.Options["primary_key"]; ok {
+			return b.errf(pk.Pos, "give either PRIMARY KEY or 'primary_key', not both")
+		}
+		var cols []string
+		for _, c := range pk.Columns {
+			idx := t.column(c.Name)
+			if idx < 0 {
+				return b.errf(c.Pos, "PRIMARY KEY column %s is not a column of %s", c.Name, name)
+			}
+			cols = append(cols, t.Schema.Field(idx).Name)
+		}
+		t.Options["primary_key"] = strings.Join(cols, ",")
+		t.optPos["primary_key"] = pk.Pos
 	}
 	if w := s.Watermark; w != nil {
 		lag, err := b.watermarkLag(w)
