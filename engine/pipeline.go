@@ -1,26 +1,41 @@
 package engine
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"sync"
-
 	"github.com/clink-dev/clink/vector"
 )
 
-// Pipeline is a linear job graph run embedded: one source, a chain of
-// operators and a sink. The source runs in its own goroutine; the chain and
-// the sink run in another, fed by a bounded channel, so decoding and
-// aggregation overlap on two cores.
+// Pipeline is a job graph run embedded: a tree of nodes ending in a sink.
+// The simple form is linear (Source, Ops); Root, when set, is a tree whose
+// binary nodes (joins, unions) consume two input nodes. Every source runs in
+// its own goroutine and every node's chain in another, fed by bounded
+// channels, so decoding and operators overlap on several cores.
 type Pipeline struct {
 	Name   string
 	Source Source
 	Ops    []Operator
 	Names  []string // operator names, for stats
+	Root   *Node
 	Sink   Sink
-	// ChannelDepth bounds the batches in flight between source and chain.
+	// ChannelDepth bounds the batches in flight on each edge.
 	ChannelDepth int
+}
+
+// Node is a vertex of a job tree: a source, or a binary operator over two
+// input nodes, followed by a chain of single-input operators.
+type Node struct {
+	Source Source
+	Binary BinaryOperator
+	Inputs []*Node
+	Ops    []Operator
+	Names  []string
+}
+
+// BinaryOperator consumes two inputs (a join, a union). ProcessSide owns b.
+// Its watermark is the minimum of its inputs' watermarks; it receives it
+// through WatermarkHandler when it implements it (and must forward it),
+// else the runtime forwards it.
+type BinaryOperator interface {
+	ProcessSide(side int, b *vector.Batch, out Output) error
 }
 
 // OpStats are one operator's counters after (or during) a run.
@@ -101,143 +116,6 @@ func (s *sinkOutput) Emit(b *vector.Batch) error {
 func (s *sinkOutput) EmitWatermark(wm int64) error {
 	if wm > s.stats.Watermark {
 		s.stats.Watermark = wm
-	}
-	return nil
-}
-
-// Run executes the pipeline until the source's input ends (then the final
-// watermark fires every open window and the sink is flushed), ctx is
-// cancelled (the sink is flushed, open windows are not), or an error occurs.
-func (p *Pipeline) Run(ctx context.Context) (*Stats, error) {
-	st := &Stats{Ops: make([]OpStats, len(p.Ops)+2)}
-	st.Ops[0].Name = "source"
-	for i := range p.Ops {
-		name := fmt.Sprintf("op%d", i+1)
-		if i < len(p.Names) {
-			name = p.Names[i]
-		}
-		st.Ops[i+1].Name = name
-	}
-	st.Ops[len(st.Ops)-1].Name = "sink"
-	for i := range st.Ops {
-		st.Ops[i].Watermark = MinWatermark
-	}
-
-	var head Output = &sinkOutput{sink: p.Sink, stats: &st.Ops[len(st.Ops)-1]}
-	outs := make([]Output, len(p.Ops))
-	for i := len(p.Ops) - 1; i >= 0; i-- {
-		s := &st.Ops[i+1]
-		outs[i] = &counter{stats: s, next: head}
-		head = &stage{op: p.Ops[i], stats: s, next: outs[i]}
-	}
-
-	depth := p.ChannelDepth
-	if depth <= 0 {
-		depth = 4
-	}
-	ch := make(chan Message, depth)
-	srcCtx, cancelSrc := context.WithCancel(ctx)
-	defer cancelSrc()
-
-	var srcErr error
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		defer close(ch)
-		err := p.Source.Run(srcCtx, func(m Message) error {
-			select {
-			case ch <- m:
-				return nil
-			case <-srcCtx.Done():
-				if m.Batch != nil {
-					m.Batch.Release()
-				}
-				return srcCtx.Err()
-			}
-		})
-		switch {
-		case err == nil:
-			select {
-			case ch <- Message{Kind: KindWatermark, Watermark: MaxWatermark}:
-			case <-srcCtx.Done():
-				return
-			}
-			ch <- Message{Kind: KindEnd}
-		case errors.Is(err, context.Canceled) && ctx.Err() != nil:
-			// drained stop: no final watermark
-		default:
-			srcErr = err
-		}
-	}()
-
-	srcStats := &st.Ops[0]
-	srcStats.Watermark = MinWatermark
-	var runErr error
-	ended := false
-	for m := range ch {
-		if runErr != nil {
-			if m.Batch != nil {
-				m.Batch.Release()
-			}
-			continue
-		}
-		switch m.Kind {
-		case KindData:
-			n := int64(m.Batch.Len())
-			srcStats.RowsOut += n
-			runErr = head.Emit(m.Batch)
-		case KindWatermark:
-			if m.Watermark > srcStats.Watermark {
-				srcStats.Watermark = m.Watermark
-			}
-			runErr = head.EmitWatermark(m.Watermark)
-		case KindEnd:
-			ended = true
-		}
-		if runErr != nil {
-			cancelSrc()
-		}
-	}
-	wg.Wait()
-	if runErr == nil {
-		runErr = srcErr
-	}
-	if runErr == nil && ended {
-		runErr = p.finish(outs)
-	}
-	if runErr == nil {
-		runErr = p.Sink.Flush()
-	}
-	for i, op := range p.Ops {
-		if r, ok := op.(StatsReporter); ok {
-			st.Ops[i+1].Extra = r.Stats()
-		}
-		if c, ok := op.(Closer); ok {
-			if err := c.Close(); err != nil && runErr == nil {
-				runErr = err
-			}
-		}
-	}
-	if r, ok := p.Source.(StatsReporter); ok {
-		st.Ops[0].Extra = r.Stats()
-	}
-	if err := p.Sink.Close(); err != nil && runErr == nil {
-		runErr = err
-	}
-	st.Interrupted = !ended
-	return st, runErr
-}
-
-// finish lets every operator flush in chain order after the final
-// watermark; what it emits flows through the rest of the chain.
-func (p *Pipeline) finish(outs []Output) error {
-	for i, op := range p.Ops {
-		if f, ok := op.(Finisher); ok {
-			if err := f.Finish(outs[i]); err != nil {
-				return err
-			}
-		}
 	}
 	return nil
 }
