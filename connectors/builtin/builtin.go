@@ -5,6 +5,7 @@ import (
 	"github.com/clink-dev/clink/connectors"
 	"github.com/clink-dev/clink/connectors/blackhole"
 	"github.com/clink-dev/clink/connectors/file"
+	"github.com/clink-dev/clink/connectors/kafka"
 	"github.com/clink-dev/clink/connectors/print"
 )
 
@@ -19,5 +20,6 @@ func Registry() *connectors.Registry {
 func Register(r *connectors.Registry) {
 	r.Register(blackhole.Connector{})
 	r.Register(file.Connector{})
+	r.Register(kafka.Connector{})
 	r.Register(print.Connector{})
 }

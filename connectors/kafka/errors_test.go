@@ -1,0 +1,157 @@
+package kafka_test
+
+import (
+	"net"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+var badInput = []rec{
+	{0, "k1", `{"sensor_id":"x","ts":1000,"v":1}`},
+	{0, "k2", `{"sensor_id":"x","ts":"soon","v":2}`},
+	{0, "", `{"sensor_id":"y","ts":2000,"v":3}`},
+	{0, "k4", `not json`},
+}
+
+const cols = "sensor_id STRING, ts BIGINT, v BIGINT"
+
+func TestSourceBadRecordFails(t *testing.T) {
+	b := broker(t, "in:1")
+	produce(t, b.Addr(), "in", badInput...)
+	res := job(t, table("readings", cols, b.Addr(), "in", "scan_bounded", "latest")+"SELECT * FROM readings", 1024, 0, 30*time.Second)
+	want := `kafka source 'readings': topic in partition 0 offset 1: field "ts": expected an integer, found "soon"`
+	if res.err == nil || res.err.Error() != want {
+		t.Fatalf("error %v\nwant  %s", res.err, want)
+	}
+}
+
+func TestSourceBadRecordSkip(t *testing.T) {
+	b := broker(t, "in:1")
+	produce(t, b.Addr(), "in", badInput...)
+	res := job(t, table("readings", cols, b.Addr(), "in", "scan_bounded", "latest", "on_error", "skip")+"SELECT * FROM readings", 1024, 0, 30*time.Second)
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	want := []string{`{"sensor_id":"x","ts":1000,"v":1}`, `{"sensor_id":"y","ts":2000,"v":3}`}
+	if !reflect.DeepEqual(res.rows, want) {
+		t.Fatalf("rows %q, want %q", res.rows, want)
+	}
+	if n := res.total("records_skipped"); n != 2 {
+		t.Errorf("records_skipped = %d, want 2", n)
+	}
+}
+
+func TestSourceDeadLetter(t *testing.T) {
+	b := broker(t, "in:1", "bad:1")
+	produce(t, b.Addr(), "in", badInput...)
+	ddl := table("readings", cols, b.Addr(), "in", "scan_bounded", "latest", "on_error", "dead_letter", "dead_letter_topic", "bad")
+	res := job(t, ddl+"SELECT * FROM readings", 1024, 0, 30*time.Second)
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	if len(res.rows) != 2 {
+		t.Fatalf("rows %q", res.rows)
+	}
+	if n := res.total("records_dead_lettered"); n != 2 {
+		t.Errorf("records_dead_lettered = %d, want 2", n)
+	}
+	got := consumeAll(t, b.Addr(), "bad")
+	if len(got) != 2 {
+		t.Fatalf("%d dead letters, want 2", len(got))
+	}
+	want := []struct{ key, value, offset, err string }{
+		{"k2", badInput[1].value, "1", `field "ts": expected an integer, found "soon"`},
+		{"k4", "not json", "3", "invalid JSON at column 1: expected an object, found 'n'"},
+	}
+	for i, r := range got {
+		h := map[string]string{}
+		for _, kv := range r.Headers {
+			h[kv.Key] = string(kv.Value)
+		}
+		w := want[i]
+		if string(r.Key) != w.key || string(r.Value) != w.value || h["clink.topic"] != "in" || h["clink.partition"] != "0" || h["clink.offset"] != w.offset {
+			t.Errorf("dead letter %d: key %q value %q headers %v", i, r.Key, r.Value, h)
+		}
+		if h["clink.error"] != w.err {
+			t.Errorf("dead letter %d: clink.error %q, want %q", i, h["clink.error"], w.err)
+		}
+	}
+}
+
+func TestSourceMissingTopic(t *testing.T) {
+	b := broker(t, "in:1")
+	res := job(t, table("readings", cols, b.Addr(), "nope")+"SELECT * FROM readings", 1024, 0, 30*time.Second)
+	want := "kafka source 'readings': topic nope does not exist (brokers " + b.Addr() + ")"
+	if res.err == nil || res.err.Error() != want {
+		t.Fatalf("error %v\nwant  %s", res.err, want)
+	}
+}
+
+func TestSourceMissingDeadLetterTopic(t *testing.T) {
+	b := broker(t, "in:1")
+	res := job(t, table("readings", cols, b.Addr(), "in", "on_error", "dead_letter", "dead_letter_topic", "nope")+"SELECT * FROM readings", 1024, 0, 30*time.Second)
+	want := "kafka source 'readings': dead_letter_topic: topic nope does not exist (brokers " + b.Addr() + ")"
+	if res.err == nil || res.err.Error() != want {
+		t.Fatalf("error %v\nwant  %s", res.err, want)
+	}
+}
+
+// freeAddr is a loopback address nothing listens on.
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+func TestSourceUnreachableBroker(t *testing.T) {
+	addr := freeAddr(t)
+	start := time.Now()
+	res := job(t, table("readings", cols, addr, "in", "connect_timeout_ms", "2000")+"SELECT * FROM readings", 1024, 0, 30*time.Second)
+	want := "kafka source 'readings': cannot reach brokers " + addr + ": "
+	if res.err == nil || !strings.HasPrefix(res.err.Error(), want) || !strings.Contains(res.err.Error(), "connection refused") {
+		t.Fatalf("error %v\nwant  %s... connection refused", res.err, want)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("took %s to fail", d)
+	}
+}
+
+func TestSinkUnreachableBroker(t *testing.T) {
+	addr := freeAddr(t)
+	b := broker(t, "in:1")
+	ddl := table("readings", cols, b.Addr(), "in", "scan_bounded", "latest") +
+		"CREATE TABLE out (" + cols + ") WITH ('connector' = 'kafka', 'brokers' = '" + addr + "', 'topic' = 'out', 'connect_timeout_ms' = '2000');\n"
+	res := job(t, ddl+"INSERT INTO out SELECT * FROM readings", 1024, 0, 30*time.Second)
+	want := "kafka sink 'out': cannot reach brokers " + addr + ": "
+	if res.err == nil || !strings.HasPrefix(res.err.Error(), want) {
+		t.Fatalf("error %v\nwant  %s...", res.err, want)
+	}
+}
+
+func TestOptionErrors(t *testing.T) {
+	b := broker(t, "in:1")
+	for _, c := range []struct {
+		opts []string
+		want string
+	}{
+		{[]string{"on_error", "dead_letter"}, "on_error = 'dead_letter' needs option 'dead_letter_topic'"},
+		{[]string{"dead_letter_topic", "bad"}, "option 'dead_letter_topic' needs on_error = 'dead_letter' (it is 'fail')"},
+		{[]string{"start_offsets", "0:1,x"}, "option 'start_offsets': 'x' is not partition:offset"},
+		{[]string{"start_offsets", "0:1", "start_timestamp_ms", "5"}, "give either 'start_offsets' or 'start_timestamp_ms', not both"},
+		{[]string{"start_offsets", "3:0"}, "start_offsets names partition 3; topic in has 1 partitions"},
+		{[]string{"security_protocol", "SASL_PLAINTEXT", "sasl_password", "env://CLINK_TEST_UNSET_VAR"}, "option 'sasl_password': environment variable CLINK_TEST_UNSET_VAR is not set"},
+		{[]string{"idle_timeout", "100"}, "has no option 'idle_timeout' (did you mean 'idle_timeout_ms'?)"},
+		{[]string{"scan_bounded", "forever"}, "option 'scan_bounded': 'forever' is not one of 'unbounded', 'latest'"},
+	} {
+		res := job(t, table("readings", cols, b.Addr(), "in", c.opts...)+"SELECT * FROM readings", 1024, 0, 30*time.Second)
+		if res.err == nil || !strings.Contains(res.err.Error(), c.want) {
+			t.Errorf("%v: error %v, want it to contain %q", c.opts, res.err, c.want)
+		}
+	}
+}

@@ -1,0 +1,215 @@
+package kafka
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/clink-dev/clink/connectors"
+	cjson "github.com/clink-dev/clink/connectors/formats/json"
+	"github.com/clink-dev/clink/engine"
+	"github.com/clink-dev/clink/vector"
+)
+
+// deliveryTimeout bounds how long a record may wait for its acknowledgement
+// (Kafka's delivery.timeout.ms default), so Flush cannot hang on a lost
+// cluster.
+const deliveryTimeout = 2 * time.Minute
+
+// NewSink checks the options, reaches the brokers and checks that the topic
+// exists, so a wrong address or name fails before the job starts.
+//
+// Guarantee: at-least-once. Records go out with acks=all through the
+// idempotent producer (no duplicates from retries); Flush waits for every
+// acknowledgement. A restarted job may write rows again; exactly-once
+// (transactions committed on checkpoints) comes with checkpoints.
+func (Connector) NewSink(t *connectors.Table) (engine.Sink, error) {
+	s, err := newSink(t)
+	if err != nil {
+		return nil, fmt.Errorf("kafka sink '%s': %w", t.Name, err)
+	}
+	return s, nil
+}
+
+func newSink(t *connectors.Table) (*Sink, error) {
+	cc, err := clientConfig(t.Options)
+	if err != nil {
+		return nil, err
+	}
+	s := &Sink{name: t.Name, topic: t.Options["topic"], keyCol: -1}
+	if k := t.Options["key_column"]; k != "" {
+		for i, f := range t.Schema.Fields() {
+			if f.Name == k || (s.keyCol < 0 && strings.EqualFold(f.Name, k)) {
+				s.keyCol = i
+			}
+		}
+		if s.keyCol < 0 {
+			return nil, &connectors.OptionError{Key: "key_column", Msg: fmt.Sprintf("key_column '%s' is not a column of %s", k, t.Name)}
+		}
+	}
+	s.cl, err = cc.newClient(
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.RecordDeliveryTimeout(deliveryTimeout),
+		kgo.DefaultProduceTopic(s.topic),
+	)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := cc.partitions(context.Background(), s.cl, s.topic); err != nil {
+		s.cl.Close()
+		return nil, err
+	}
+	s.promise = s.acked
+	return s, nil
+}
+
+// Sink produces one record per row: the row as a JSON object is the value,
+// key_column's value the key.
+type Sink struct {
+	name    string
+	topic   string
+	cl      *kgo.Client
+	keyCol  int
+	promise func(*kgo.Record, error)
+	written atomic.Int64
+
+	mu  sync.Mutex
+	err error
+}
+
+var (
+	_ engine.Sink          = (*Sink)(nil)
+	_ engine.StatsReporter = (*Sink)(nil)
+)
+
+// Stats reports rows acknowledged by the brokers.
+func (s *Sink) Stats() map[string]int64 { return map[string]int64{"rows_written": s.written.Load()} }
+
+func (s *Sink) acked(r *kgo.Record, err error) {
+	if err == nil {
+		s.written.Add(1)
+		return
+	}
+	s.mu.Lock()
+	if s.err == nil {
+		s.err = fmt.Errorf("kafka sink '%s': topic %s partition %d: %w", s.name, r.Topic, r.Partition, err)
+	}
+	s.mu.Unlock()
+}
+
+func (s *Sink) firstErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// Write hands the batch's live rows to the producer (it owns the records'
+// bytes until they are acknowledged: one value buffer and one record slice
+// per batch). Errors of earlier writes surface here or in Flush.
+func (s *Sink) Write(b *vector.Batch) error {
+	defer b.Release()
+	if err := s.firstErr(); err != nil {
+		return err
+	}
+	n := b.Len()
+	if n == 0 {
+		return nil
+	}
+	vals := cjson.AppendBatch(make([]byte, 0, 64*n), b)
+	recs := make([]kgo.Record, n)
+	var keys []byte
+	var keyEnds []int
+	if s.keyCol >= 0 {
+		col := b.Rec.Column(s.keyCol)
+		keyEnds = make([]int, n)
+		keys = make([]byte, 0, 16*n) // non-nil: an empty string is a key, NULL is none
+		k := 0
+		each(b, func(i int) {
+			if col.IsNull(i) {
+				keyEnds[k] = -1
+			} else {
+				keys = appendKey(keys, col, i)
+				keyEnds[k] = len(keys)
+			}
+			k++
+		})
+	}
+	start, kstart := 0, 0
+	for k := range recs {
+		end := start + bytes.IndexByte(vals[start:], '\n')
+		r := &recs[k]
+		r.Topic = s.topic
+		r.Value = vals[start:end:end]
+		start = end + 1
+		if keyEnds != nil && keyEnds[k] >= 0 {
+			r.Key = keys[kstart:keyEnds[k]:keyEnds[k]]
+			kstart = keyEnds[k]
+		}
+		s.cl.Produce(context.Background(), r, s.promise)
+	}
+	return nil
+}
+
+// each calls fn for every live row of b, in order.
+func each(b *vector.Batch, fn func(i int)) {
+	if b.Sel != nil {
+		for _, i := range b.Sel {
+			fn(int(i))
+		}
+		return
+	}
+	for i, n := 0, b.NumRows(); i < n; i++ {
+		fn(i)
+	}
+}
+
+// appendKey writes a key value as text: strings as they are, numbers in
+// decimal, anything else as Arrow prints it.
+func appendKey(dst []byte, col arrow.Array, i int) []byte {
+	switch c := col.(type) {
+	case *array.String:
+		return append(dst, c.Value(i)...)
+	case *array.Int64:
+		return strconv.AppendInt(dst, c.Value(i), 10)
+	case *array.Int32:
+		return strconv.AppendInt(dst, int64(c.Value(i)), 10)
+	case *array.Int16:
+		return strconv.AppendInt(dst, int64(c.Value(i)), 10)
+	case *array.Int8:
+		return strconv.AppendInt(dst, int64(c.Value(i)), 10)
+	case *array.Float64:
+		return strconv.AppendFloat(dst, c.Value(i), 'g', -1, 64)
+	case *array.Float32:
+		return strconv.AppendFloat(dst, float64(c.Value(i)), 'g', -1, 32)
+	case *array.Boolean:
+		return strconv.AppendBool(dst, c.Value(i))
+	}
+	return append(dst, col.ValueStr(i)...)
+}
+
+// Flush waits until every record written so far is acknowledged by all
+// in-sync replicas.
+func (s *Sink) Flush() error {
+	if err := s.cl.Flush(context.Background()); err != nil {
+		return fmt.Errorf("kafka sink '%s': %w", s.name, err)
+	}
+	return s.firstErr()
+}
+
+// Close releases the client; records not yet flushed may be lost.
+func (s *Sink) Close() error {
+	if s.cl != nil {
+		s.cl.Close()
+		s.cl = nil
+	}
+	return nil
+}
