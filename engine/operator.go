@@ -16,6 +16,7 @@ type (
 	Finisher         = op.Finisher
 	Closer           = op.Closer
 	StatsReporter    = op.StatsReporter
+	BinaryOperator   = op.BinaryOperator
 )
 
 // Sink is the end of a chain.

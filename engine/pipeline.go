@@ -30,14 +30,6 @@ type Node struct {
 	Names  []string
 }
 
-// BinaryOperator consumes two inputs (a join, a union). ProcessSide owns b.
-// Its watermark is the minimum of its inputs' watermarks; it receives it
-// through WatermarkHandler when it implements it (and must forward it),
-// else the runtime forwards it.
-type BinaryOperator interface {
-	ProcessSide(side int, b *vector.Batch, out Output) error
-}
-
 // OpStats are one operator's counters after (or during) a run.
 type OpStats struct {
 	Name      string

@@ -57,15 +57,23 @@ type builder struct {
 	fnames map[uint32]string
 }
 
-// chain is a linear pipeline under construction.
+// chain is a node under construction: a source or a binary operator over
+// two finished input nodes, then a chain of operators.
 type chain struct {
 	source engine.Source
+	binary engine.BinaryOperator
+	inputs []*engine.Node
 	ops    []engine.Operator
 	names  []string
 	schema *arrow.Schema
 	// updating is true once the chain carries a changelog (an unwindowed
 	// aggregate), not only inserts.
 	updating bool
+}
+
+// node finishes the chain as an engine node.
+func (c *chain) node() *engine.Node {
+	return &engine.Node{Source: c.source, Binary: c.binary, Inputs: c.inputs, Ops: c.ops, Names: c.names}
 }
 
 func (c *chain) add(name string, o engine.Operator, schema *arrow.Schema) {
@@ -101,7 +109,7 @@ func (b *builder) root(root *pb.RelRoot) (*engine.Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &engine.Pipeline{Source: c.source, Ops: c.ops, Names: c.names, Sink: sink}, nil
+	return &engine.Pipeline{Root: c.node(), Sink: sink}, nil
 }
 
 func renamed(s *arrow.Schema, names []string) *arrow.Schema {
@@ -150,7 +158,7 @@ func (b *builder) write(w *pb.WriteRel) (*engine.Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &engine.Pipeline{Source: c.source, Ops: c.ops, Names: c.names, Sink: sink}, nil
+	return &engine.Pipeline{Root: c.node(), Sink: sink}, nil
 }
 
 // openTable validates a table's options against its connector's spec.
@@ -244,6 +252,8 @@ func (b *builder) rel(r *pb.Rel) (*chain, error) {
 		return c, nil
 	case *pb.Rel_Aggregate:
 		return b.aggregate(x.Aggregate)
+	case *pb.Rel_Join:
+		return b.join(x.Join)
 	case nil:
 		return nil, fmt.Errorf("empty relation")
 	}

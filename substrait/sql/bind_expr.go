@@ -245,6 +245,15 @@ func (b *binder) expr(e Expr, sc *scope) (bound, error) {
 			name = map[IsKind]string{IsNull: "is_not_null", IsTrue: "is_not_true", IsFalse: "is_not_false"}[x.Kind]
 		}
 		return b.call(x.OpPos, "IS", name, v)
+	case *BetweenExpr:
+		// Inclusive, as in SQL: x >= low AND x <= high.
+		var cond Expr = &BinaryExpr{Op: OpAnd, Pos: x.Pos, OpPos: x.OpPos,
+			Left:  &BinaryExpr{Op: OpGe, Left: x.X, Right: x.Low, Pos: x.Pos, OpPos: x.OpPos},
+			Right: &BinaryExpr{Op: OpLe, Left: x.X, Right: x.High, Pos: x.Pos, OpPos: x.OpPos}}
+		if x.Not {
+			cond = &UnaryExpr{Op: OpNot, X: cond, Pos: x.OpPos}
+		}
+		return b.expr(cond, sc)
 	case *CastExpr:
 		if x.Try {
 			return bound{}, b.errf(x.Pos, "TRY_CAST is not supported yet")

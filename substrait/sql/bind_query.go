@@ -127,7 +127,7 @@ func (b *binder) from(t TableExpr) (*pb.Rel, *scope, error) {
 		}
 		return b.derived(x.Query, q, x.Columns, x.Pos)
 	case *Join:
-		return nil, nil, b.errf(x.OpPos, "joins are not supported yet")
+		return b.join(x)
 	}
 	return nil, nil, b.errf(t.Position(), "unsupported FROM item")
 }

@@ -1,0 +1,559 @@
+package kernels
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/clink-dev/clink/vector"
+)
+
+// JoinKind is the SQL join type.
+type JoinKind uint8
+
+const (
+	JoinInner JoinKind = iota
+	JoinLeft
+	JoinRight
+	JoinFull
+)
+
+func (k JoinKind) outer(side int) bool {
+	return k == JoinFull || (side == 0 && k == JoinLeft) || (side == 1 && k == JoinRight)
+}
+
+// IntervalSpec makes a join an interval join: rows match only when
+// right.time + Lower <= left.time <= right.time + Upper (inclusive bounds).
+type IntervalSpec struct {
+	LeftTime, RightTime int
+	Lower, Upper        int64
+}
+
+// JoinConfig describes an equi-join of two streams.
+type JoinConfig struct {
+	Left, Right         *arrow.Schema
+	LeftKeys, RightKeys []int
+	Kind                JoinKind
+	// Residual, when set, is evaluated on the joined row (left columns then
+	// right columns); a pair matches only where it is TRUE.
+	Residual Expr
+	Interval *IntervalSpec
+}
+
+// Join is a streaming equi-join. Both inputs must be insert-only.
+//
+// Regular join: both sides keep every row; a row joins the other side's
+// rows with the same key as it arrives. Inner joins emit inserts only;
+// outer joins emit a null-padded row for a row without partner and retract
+// it (-D) when a partner arrives, as Flink does.
+//
+// Interval join: a row joins only partners within the time bounds, and its
+// state is dropped once the watermark shows no future partner can come (a
+// left row when watermark >= left.time - Lower, a right row when watermark
+// >= right.time + Upper). A row whose time is <= its partition's watermark
+// before it is late: dropped and counted, so that results do not depend on
+// batch boundaries or on how the inputs interleave. Outer interval joins
+// emit the null-padded row when an unmatched row's state is dropped, so
+// they emit inserts only.
+type Join struct {
+	cfg    JoinConfig
+	mem    memory.Allocator
+	tbl    *htTable
+	sides  [2]*joinSide
+	schema *arrow.Schema
+	late   int64
+
+	zeros []int64
+	cols  []arrow.Array
+}
+
+// joinSide is one input's retained rows. A stored row is an index into
+// rowB/rowR (its batch and row there).
+type joinSide struct {
+	batches []arrow.RecordBatch
+	liveIn  []int // live rows per batch
+	rowB    []int32
+	rowR    []int32
+	ts      []int64
+	matches []int32
+	dead    []bool
+	byKey   [][]int32 // key id -> stored rows
+	nDead   int
+}
+
+// NewJoin validates cfg.
+func NewJoin(cfg JoinConfig, mem memory.Allocator) (*Join, error) {
+	if len(cfg.LeftKeys) != len(cfg.RightKeys) || len(cfg.LeftKeys) == 0 {
+		return nil, fmt.Errorf("join needs at least one equality between the two sides")
+	}
+	var keys []htKeyCol
+	for i, lk := range cfg.LeftKeys {
+		lt, rt := cfg.Left.Field(lk).Type, cfg.Right.Field(cfg.RightKeys[i]).Type
+		if !arrow.TypeEqual(lt, rt) {
+			return nil, fmt.Errorf("join keys %s and %s have different types (%s, %s)", cfg.Left.Field(lk).Name, cfg.Right.Field(cfg.RightKeys[i]).Name, SQLTypeName(lt), SQLTypeName(rt))
+		}
+		kc, err := newHTKeyCol(lt)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, kc)
+	}
+	if iv := cfg.Interval; iv != nil && iv.Lower > iv.Upper {
+		return nil, fmt.Errorf("interval join: lower bound %d ms is above upper bound %d ms", iv.Lower, iv.Upper)
+	}
+	fields := append(append([]arrow.Field{}, cfg.Left.Fields()...), cfg.Right.Fields()...)
+	for i := range fields {
+		fields[i].Nullable = true
+	}
+	return &Join{cfg: cfg, mem: mem, tbl: newHTTable(keys), sides: [2]*joinSide{{}, {}}, schema: arrow.NewSchema(fields, nil)}, nil
+}
+
+// OutputSchema is the left columns then the right columns.
+func (j *Join) OutputSchema() *arrow.Schema { return j.schema }
+
+// Updating reports whether the output holds retractions (regular outer
+// joins).
+func (j *Join) Updating() bool { return j.cfg.Interval == nil && j.cfg.Kind != JoinInner }
+
+// LateRows counts interval-join rows dropped as late.
+func (j *Join) LateRows() int64 { return j.late }
+
+// StateRows is the number of rows held.
+func (j *Join) StateRows() int {
+	n := 0
+	for _, s := range j.sides {
+		n += len(s.rowB) - s.nDead
+	}
+	return n
+}
+
+// Close releases the retained batches.
+func (j *Join) Close() {
+	for _, s := range j.sides {
+		for i, b := range s.batches {
+			if b != nil {
+				b.Release()
+				s.batches[i] = nil
+			}
+		}
+	}
+}
+
+// joinOut is one output row: stored rows of each side (-1 = NULLs).
+type joinOut struct {
+	kind        vector.RowKind
+	left, right int32
+}
+
+// Add joins the live rows of b (from side 0 = left or 1 = right) with the
+// other side and returns what they produce (nil for nothing). b stays owned
+// by the caller.
+func (j *Join) Add(side int, b *vector.Batch) (*vector.Batch, error) {
+	if b.Kinds != nil {
+		for _, i := range liveRows(b) {
+			if b.Kinds[i] != vector.Insert {
+				return nil, fmt.Errorf("joins over an updating (changelog) input are not supported")
+			}
+		}
+	}
+	rows := liveRows(b)
+	keyCols := j.cfg.LeftKeys
+	timeCol := -1
+	if side == 1 {
+		keyCols = j.cfg.RightKeys
+	}
+	if iv := j.cfg.Interval; iv != nil {
+		timeCol = iv.LeftTime
+		if side == 1 {
+			timeCol = iv.RightTime
+		}
+	}
+	// Drop rows that can never join: NULL keys (kept by an outer side) and
+	// late rows of an interval join.
+	var keep, padNow []int32
+	for _, r := range rows {
+		nullKey := false
+		for _, c := range keyCols {
+			if b.Column(c).IsNull(int(r)) {
+				nullKey = true
+			}
+		}
+		if timeCol >= 0 {
+			tc := b.Column(timeCol)
+			if tc.IsNull(int(r)) || (b.RowWatermark != nil && joinTime(tc, int(r)) <= b.RowWatermark[r]) {
+				j.late++
+				continue
+			}
+		}
+		if nullKey {
+			if j.cfg.Kind.outer(side) {
+				padNow = append(padNow, r)
+			}
+			continue
+		}
+		keep = append(keep, r)
+	}
+	me, other := j.sides[side], j.sides[1-side]
+	var outs []joinOut
+	// Rows that can never match are padded at once (regular joins) or when
+	// evicted (interval joins: they are not stored, so at once as well).
+	var toKill []int32
+	for _, r := range padNow {
+		idx := me.store(b, r, -1, timeCol)
+		toKill = append(toKill, idx)
+		outs = append(outs, j.padded(side, idx))
+	}
+	if len(keep) > 0 {
+		n := len(keep)
+		j.zeros = winGrow(j.zeros, n)
+		clear(j.zeros)
+		j.cols = j.cols[:0]
+		for _, c := range keyCols {
+			j.cols = append(j.cols, b.Column(c))
+		}
+		ids := j.tbl.lookup(j.zeros, keep, j.cols, n)
+		for _, s := range j.sides {
+			if len(s.byKey) < j.tbl.size() {
+				s.byKey = append(s.byKey, make([][]int32, j.tbl.size()-len(s.byKey))...)
+			}
+		}
+		// Store first so that output rows are gathered from the stores.
+		stored := make([]int32, n)
+		for k, r := range keep {
+			stored[k] = me.store(b, r, ids[k], timeCol)
+		}
+		// Candidate pairs, in row order.
+		var pairs []joinOut
+		for k, id := range ids[:n] {
+			for _, o := range other.byKey[id] {
+				if other.dead[o] {
+					continue
+				}
+				if j.cfg.Interval != nil && !j.inInterval(side, me.ts[stored[k]], other.ts[o]) {
+					continue
+				}
+				p := joinOut{kind: vector.Insert, left: stored[k], right: o}
+				if side == 1 {
+					p.left, p.right = o, stored[k]
+				}
+				pairs = append(pairs, p)
+			}
+		}
+		if j.cfg.Residual != nil && len(pairs) > 0 {
+			var err error
+			if pairs, err = j.residual(pairs); err != nil {
+				return nil, err
+			}
+		}
+		// Outer-join bookkeeping, row by row.
+		pi := 0
+		for k := range ids[:n] {
+			idx := stored[k]
+			matched := 0
+			for pi < len(pairs) && pairRow(pairs[pi], side) == idx {
+				o := pairRow(pairs[pi], 1-side)
+				if j.cfg.Interval == nil && j.cfg.Kind.outer(1-side) && other.matches[o] == 0 {
+					retract := j.padded(1-side, o)
+					retract.kind = vector.Delete
+					outs = append(outs, retract)
+				}
+				other.matches[o]++
+				matched++
+				outs = append(outs, pairs[pi])
+				pi++
+			}
+			me.matches[idx] += int32(matched)
+			if matched == 0 && j.cfg.Interval == nil && j.cfg.Kind.outer(side) {
+				outs = append(outs, j.padded(side, idx))
+			}
+		}
+	}
+	out, err := j.build(outs)
+	for _, idx := range toKill {
+		me.kill(idx)
+	}
+	return out, err
+}
+
+func pairRow(p joinOut, side int) int32 {
+	if side == 0 {
+		return p.left
+	}
+	return p.right
+}
+
+func (j *Join) padded(side int, idx int32) joinOut {
+	if side == 0 {
+		return joinOut{kind: vector.Insert, left: idx, right: -1}
+	}
+	return joinOut{kind: vector.Insert, left: -1, right: idx}
+}
+
+// inInterval checks right.time + Lower <= left.time <= right.time + Upper.
+func (j *Join) inInterval(side int, mine, theirs int64) bool {
+	l, r := mine, theirs
+	if side == 1 {
+		l, r = theirs, mine
+	}
+	iv := j.cfg.Interval
+	return r+iv.Lower <= l && l <= r+iv.Upper
+}
+
+func joinTime(a arrow.Array, i int) int64 {
+	switch c := a.(type) {
+	case *array.Int64:
+		return c.Value(i)
+	case *array.Timestamp:
+		return int64(c.Value(i))
+	}
+	panic(fmt.Sprintf("join time column of type %s", a.DataType()))
+}
+
+// store retains row r of b and returns its index.
+func (s *joinSide) store(b *vector.Batch, r int32, key int32, timeCol int) int32 {
+	if len(s.batches) == 0 || s.batches[len(s.batches)-1] != b.Rec {
+		b.Rec.Retain()
+		s.batches = append(s.batches, b.Rec)
+		s.liveIn = append(s.liveIn, 0)
+	}
+	bi := int32(len(s.batches) - 1)
+	s.liveIn[bi]++
+	idx := int32(len(s.rowB))
+	s.rowB = append(s.rowB, bi)
+	s.rowR = append(s.rowR, r)
+	s.matches = append(s.matches, 0)
+	s.dead = append(s.dead, false)
+	var ts int64
+	if timeCol >= 0 {
+		ts = joinTime(b.Column(timeCol), int(r))
+	}
+	s.ts = append(s.ts, ts)
+	if key >= 0 {
+		s.byKey[key] = append(s.byKey[key], idx)
+	}
+	return idx
+}
+
+// kill marks a stored row dead and releases its batch when none of its
+// rows is alive.
+func (s *joinSide) kill(idx int32) {
+	if s.dead[idx] {
+		return
+	}
+	s.dead[idx] = true
+	s.nDead++
+	bi := s.rowB[idx]
+	s.liveIn[bi]--
+	if s.liveIn[bi] == 0 && s.batches[bi] != nil {
+		s.batches[bi].Release()
+		s.batches[bi] = nil
+	}
+}
+
+// Advance moves an interval join's watermark: rows no future partner can
+// reach are dropped, outer sides emitting their unmatched rows.
+func (j *Join) Advance(wm int64) (*vector.Batch, error) {
+	iv := j.cfg.Interval
+	if iv == nil {
+		return nil, nil
+	}
+	var outs []joinOut
+	for side, s := range j.sides {
+		for idx := range s.rowB {
+			if s.dead[idx] {
+				continue
+			}
+			ts := s.ts[idx]
+			var gone bool
+			if side == 0 {
+				gone = ts-iv.Lower <= wm
+			} else {
+				gone = ts+iv.Upper <= wm
+			}
+			if !gone {
+				continue
+			}
+			if s.matches[idx] == 0 && j.cfg.Kind.outer(side) {
+				outs = append(outs, j.padded(side, int32(idx)))
+			}
+		}
+	}
+	out, err := j.build(outs)
+	if err != nil {
+		return nil, err
+	}
+	for side, s := range j.sides {
+		for idx := range s.rowB {
+			if s.dead[idx] {
+				continue
+			}
+			ts := s.ts[idx]
+			if (side == 0 && ts-iv.Lower <= wm) || (side == 1 && ts+iv.Upper <= wm) {
+				s.kill(int32(idx))
+			}
+		}
+		s.compact()
+	}
+	return out, nil
+}
+
+// compact drops dead rows from the key lists once they dominate.
+func (s *joinSide) compact() {
+	if s.nDead < 1024 || s.nDead*2 < len(s.rowB) {
+		return
+	}
+	for k, l := range s.byKey {
+		kept := l[:0]
+		for _, idx := range l {
+			if !s.dead[idx] {
+				kept = append(kept, idx)
+			}
+		}
+		s.byKey[k] = kept
+	}
+}
+
+// residual keeps the pairs whose joined row satisfies the condition.
+func (j *Join) residual(pairs []joinOut) ([]joinOut, error) {
+	cand, err := j.build(pairs)
+	if err != nil {
+		return nil, err
+	}
+	defer cand.Release()
+	pred, err := j.cfg.Residual.Eval(cand, j.mem)
+	if err != nil {
+		return nil, err
+	}
+	sel := SelectTrue(pred, cand)
+	pred.Release()
+	if sel == nil {
+		return pairs, nil
+	}
+	kept := make([]joinOut, 0, len(sel))
+	for _, i := range sel {
+		kept = append(kept, pairs[i])
+	}
+	return kept, nil
+}
+
+// build gathers output rows from the two stores.
+func (j *Join) build(outs []joinOut) (*vector.Batch, error) {
+	if len(outs) == 0 {
+		return nil, nil
+	}
+	cols := make([]arrow.Array, 0, j.schema.NumFields())
+	refs := make([]int32, len(outs))
+	for side, s := range j.sides {
+		for k, o := range outs {
+			refs[k] = pairRow(o, side)
+		}
+		schema := j.cfg.Left
+		if side == 1 {
+			schema = j.cfg.Right
+		}
+		for c := range schema.Fields() {
+			arr, err := s.gather(j.mem, schema.Field(c).Type, c, refs)
+			if err != nil {
+				for _, a := range cols {
+					a.Release()
+				}
+				return nil, err
+			}
+			cols = append(cols, arr)
+		}
+	}
+	rec := array.NewRecordBatch(j.schema, cols, int64(len(outs)))
+	for _, c := range cols {
+		c.Release()
+	}
+	b := vector.New(rec)
+	if j.Updating() {
+		b.Kinds = make([]vector.RowKind, len(outs))
+		for k, o := range outs {
+			b.Kinds[k] = o.kind
+		}
+	}
+	return b, nil
+}
+
+// gather builds column c from stored rows refs (-1 = NULL).
+func (s *joinSide) gather(mem memory.Allocator, t arrow.DataType, c int, refs []int32) (arrow.Array, error) {
+	bld := array.NewBuilder(mem, t)
+	defer bld.Release()
+	bld.Reserve(len(refs))
+	switch t.ID() {
+	case arrow.INT8:
+		joinGather[int8](s, bld, c, refs)
+	case arrow.INT16:
+		joinGather[int16](s, bld, c, refs)
+	case arrow.INT32:
+		joinGather[int32](s, bld, c, refs)
+	case arrow.INT64:
+		joinGather[int64](s, bld, c, refs)
+	case arrow.FLOAT32:
+		joinGather[float32](s, bld, c, refs)
+	case arrow.FLOAT64:
+		joinGather[float64](s, bld, c, refs)
+	case arrow.TIMESTAMP:
+		joinGather[arrow.Timestamp](s, bld, c, refs)
+	case arrow.STRING:
+		joinGather[string](s, bld, c, refs)
+	case arrow.BOOL:
+		joinGather[bool](s, bld, c, refs)
+	default:
+		if t.ID() == arrow.DECIMAL128 {
+			joinGatherAny(s, bld, c, refs)
+			break
+		}
+		return nil, fmt.Errorf("join: columns of type %s are not supported", t)
+	}
+	return bld.NewArray(), nil
+}
+
+func joinGather[T any](s *joinSide, bld array.Builder, c int, refs []int32) {
+	app := bld.(interface{ Append(T) })
+	var cur int32 = -1
+	var arr interface {
+		Value(int) T
+		IsNull(int) bool
+	}
+	for _, ref := range refs {
+		if ref < 0 {
+			bld.AppendNull()
+			continue
+		}
+		if bi := s.rowB[ref]; bi != cur {
+			cur = bi
+			arr = s.batches[bi].Column(c).(interface {
+				Value(int) T
+				IsNull(int) bool
+			})
+		}
+		r := int(s.rowR[ref])
+		if arr.IsNull(r) {
+			bld.AppendNull()
+		} else {
+			app.Append(arr.Value(r))
+		}
+	}
+}
+
+func joinGatherAny(s *joinSide, bld array.Builder, c int, refs []int32) {
+	for _, ref := range refs {
+		if ref < 0 {
+			bld.AppendNull()
+			continue
+		}
+		arr := s.batches[s.rowB[ref]].Column(c)
+		r := int(s.rowR[ref])
+		if arr.IsNull(r) {
+			bld.AppendNull()
+			continue
+		}
+		if err := bld.AppendValueFromString(arr.ValueStr(r)); err != nil {
+			bld.AppendNull()
+		}
+	}
+}
