@@ -17,6 +17,7 @@ usage:
   clink run [flags] --plan FILE     run a Substrait plan (binary or JSON protobuf)
   clink explain [--format=text|json|binary] FILE.sql | -e "SQL"
   clink bench sensors [flags]       measure the sensor pipeline
+  clink kafka serve|create-topic|produce|consume   dev broker and Kafka client tools
   clink --version
 
 Run 'clink <command> -h' for a command's flags.
@@ -44,6 +45,8 @@ func run(args []string) int {
 		return cmdExplain(args[1:])
 	case "bench":
 		return cmdBench(args[1:])
+	case "kafka":
+		return cmdKafka(args[1:])
 	}
 	fmt.Fprintf(os.Stderr, "clink: unknown command %q\n\n%s", args[0], usage)
 	return 2

@@ -117,6 +117,24 @@ func clientConfig(o connectors.Options) (*ClientConfig, error) {
 	return c, nil
 }
 
+// NewClientConfig reads client options given by name as in a table's WITH
+// clause (brokers, client_id, connect_timeout_ms, security_protocol,
+// sasl_*, tls_*), with their defaults, for tools outside SQL.
+func NewClientConfig(opts map[string]string) (*ClientConfig, error) {
+	s := &connectors.Spec{Name: "kafka", Options: clientOptions}
+	all := map[string]string{"topic": "-"}
+	for k, v := range opts {
+		if v != "" {
+			all[k] = v
+		}
+	}
+	vo, err := s.Validate(all)
+	if err != nil {
+		return nil, err
+	}
+	return clientConfig(vo)
+}
+
 // secret returns an option's value, reading env://VAR from the environment.
 func secret(o connectors.Options, key string) (string, error) {
 	v := o[key]
