@@ -5,7 +5,7 @@ CLINK   := $(BIN)/clink
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build demo test test-race logic bench fuzz lint generate check-generated clean
+.PHONY: build demo demo-kafka test test-race logic bench fuzz lint generate check-generated clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(CLINK) ./cmd/clink
@@ -13,6 +13,10 @@ build:
 # The sensor pipeline, embedded: generate, run, verify (prints PASS).
 demo: build
 	CLINK=$(abspath $(CLINK)) examples/sensors/run.sh
+
+# The sensor pipeline through Kafka: dev broker, produce, run, verify.
+demo-kafka: build
+	CLINK=$(abspath $(CLINK)) KAFKA_PORT=0 examples/sensors/kafka/run.sh
 
 # Every test: vet, unit and logic tests, the race detector on the engine,
 # a short fuzz of the parser and the JSON decoder, and the demo.
@@ -22,6 +26,7 @@ test: lint
 	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=20s ./substrait/sql/
 	$(GO) test -run='^$$' -fuzz=FuzzDecode -fuzztime=20s ./connectors/formats/json/
 	$(MAKE) demo
+	$(MAKE) demo-kafka
 
 logic:
 	$(GO) test -count=1 ./substrait/logictest/ -run TestLogic -v
