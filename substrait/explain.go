@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	pb "github.com/substrait-io/substrait-protobuf/go/substraitpb"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // FuncNames maps a plan's function anchors to their compound names.
@@ -60,6 +61,21 @@ func (e *explainer) rel(r *pb.Rel, depth int) {
 		}
 		fmt.Fprintf(&e.sb, "%sAggregate groups=[%s] measures=[%s]%s\n", ind, e.exprs(a.GetGroupingExpressions()), strings.Join(ms, ", "), emitString(a.GetCommon()))
 		e.rel(a.GetInput(), depth+1)
+	case *pb.Rel_Join:
+		j := x.Join
+		extra := ""
+		if enh := j.GetAdvancedExtension().GetEnhancement(); enh != nil {
+			var st structpb.Struct
+			if enh.UnmarshalTo(&st) == nil {
+				if iv := st.Fields["clink_interval_join"].GetStructValue(); iv != nil {
+					f := iv.GetFields()
+					extra = fmt.Sprintf(" interval=[left $%d, right $%d, %d..%d ms]", int(f["left_time"].GetNumberValue()), int(f["right_time"].GetNumberValue()), int64(f["lower"].GetNumberValue()), int64(f["upper"].GetNumberValue()))
+				}
+			}
+		}
+		fmt.Fprintf(&e.sb, "%sJoin %s on=%s%s%s\n", ind, strings.TrimPrefix(j.GetType().String(), "JOIN_TYPE_"), e.expr(j.GetExpression()), extra, emitString(j.GetCommon()))
+		e.rel(j.GetLeft(), depth+1)
+		e.rel(j.GetRight(), depth+1)
 	case *pb.Rel_Write:
 		w := x.Write
 		opts, _ := OptionsOf(w.GetAdvancedExtension())

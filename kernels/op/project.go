@@ -52,7 +52,7 @@ func (p *Project) Process(b *vector.Batch, out Output) error {
 	for _, c := range cols {
 		c.Release()
 	}
-	nb := &vector.Batch{Rec: rec, Sel: b.Sel, RowWatermark: b.RowWatermark}
+	nb := &vector.Batch{Rec: rec, Sel: b.Sel, RowWatermark: b.RowWatermark, Kinds: b.Kinds}
 	b.Release()
 	return out.Emit(nb)
 }
@@ -67,7 +67,7 @@ type Rename struct {
 func (r *Rename) Process(b *vector.Batch, out Output) error {
 	cols := b.Rec.Columns()
 	rec := array.NewRecordBatch(r.Schema, cols, b.Rec.NumRows())
-	nb := &vector.Batch{Rec: rec, Sel: b.Sel, RowWatermark: b.RowWatermark}
+	nb := &vector.Batch{Rec: rec, Sel: b.Sel, RowWatermark: b.RowWatermark, Kinds: b.Kinds}
 	b.Release()
 	return out.Emit(nb)
 }

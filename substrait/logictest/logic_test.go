@@ -96,6 +96,17 @@ func runFile(t *testing.T, path string) {
 				t.Errorf("%s: %v", where, err)
 				continue
 			}
+			if _, ok := b.Params["materialize"]; ok {
+				// The changelog of an outer join depends on how the inputs
+				// interleave; the table it describes does not.
+				for i := range results {
+					m, err := materialize(results[i].Rows)
+					if err != nil {
+						t.Errorf("%s: %v", where, err)
+					}
+					results[i].Rows = m
+				}
+			}
 			want := slices.Clone(b.Body)
 			slices.Sort(want)
 			for i, res := range results {
@@ -107,23 +118,6 @@ func runFile(t *testing.T, path string) {
 				}
 			}
 			got := results[0]
-			if _, ok := b.Params["materialize"]; ok {
-				// The changelog of an outer join depends on how the inputs
-				// interleave; the table it describes does not.
-				for i := range results {
-					m, err := materialize(results[i].Rows)
-					if err != nil {
-						t.Errorf("%s: %v", where, err)
-					}
-					results[i].Rows = m
-				}
-				got = results[0]
-				for i, res := range results {
-					if !slices.Equal(res.Rows, got.Rows) {
-						t.Errorf("%s: batch size %d materializes different rows:\n%s", where, r.Batches[i], strings.Join(res.Rows, "\n"))
-					}
-				}
-			}
 			if *rewrite {
 				if !slices.Equal(got.Rows, want) {
 					b.Body, changed = got.Rows, true

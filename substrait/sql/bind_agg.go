@@ -222,7 +222,11 @@ func (b *binder) finishAggregate(s *Select, rel *pb.Rel, sc *scope, keys []Expr,
 			}
 		}
 		exprs = append(exprs, v.pb)
-		res.cols = append(res.cols, column{name: name, typ: v.typ, pos: it.Pos})
+		// window_end of a window aggregate stays an event-time attribute
+		// (Flink's window_time): its rows are emitted when the watermark
+		// reaches it, so windows and window joins can follow.
+		isEnd := !updating && v.col == 1 && groups != nil
+		res.cols = append(res.cols, column{name: name, typ: v.typ, pos: it.Pos, eventTime: isEnd})
 	}
 	return project(rel, len(out.cols), exprs), res, nil
 }

@@ -195,6 +195,21 @@ func (b *binder) intervalBounds(on Expr, sc *scope, nl int) (*intervalBound, err
 				return nil, err
 			}
 		case *BinaryExpr:
+			if x.Op == OpEq {
+				// Equal event times (a window join on window_end): an
+				// interval of zero width.
+				xi, xo, ok1 := b.timeOffset(x.Left, sc)
+				yi, yo, ok2 := b.timeOffset(x.Right, sc)
+				if ok1 && ok2 {
+					if err := add(xi, yi, yo-xo, true, x.OpPos); err != nil {
+						return nil, err
+					}
+					if err := add(xi, yi, yo-xo, false, x.OpPos); err != nil {
+						return nil, err
+					}
+				}
+				continue
+			}
 			var ge, strict bool
 			switch x.Op {
 			case OpGe:
