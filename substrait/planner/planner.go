@@ -254,6 +254,8 @@ func (b *builder) rel(r *pb.Rel) (*chain, error) {
 		return b.aggregate(x.Aggregate)
 	case *pb.Rel_Join:
 		return b.join(x.Join)
+	case *pb.Rel_Window:
+		return b.topN(x.Window)
 	case nil:
 		return nil, fmt.Errorf("empty relation")
 	}

@@ -74,12 +74,15 @@ type binder struct {
 	// unboundedState: the script accepted state that grows without end
 	// (SET 'table.exec.state.ttl' = '0').
 	unboundedState bool
+	// topNTime: per ROW_NUMBER relation, its event-time partition column
+	// (a window's end) or -1.
+	topNTime map[*pb.ConsistentPartitionWindowRel]int
 }
 
 func newBinder(src string, reg *connectors.Registry) *binder {
 	f := kernels.NewRegistry()
 	kernels.RegisterScalar(f)
-	return &binder{src: src, reg: reg, tables: map[string]*Table{}, views: map[string]*named{}, sb: substrait.NewBuilder(), funcs: f}
+	return &binder{src: src, reg: reg, tables: map[string]*Table{}, views: map[string]*named{}, topNTime: map[*pb.ConsistentPartitionWindowRel]int{}, sb: substrait.NewBuilder(), funcs: f}
 }
 
 // spelled is an identifier as the user wrote it: unquoted identifiers

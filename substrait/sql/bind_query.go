@@ -21,6 +21,11 @@ type column struct {
 	pos       Pos
 	eventTime bool // the table's event-time attribute
 	window    bool // window_start/window_end of a window TVF
+	// hidden columns are not part of SELECT * (the rank a ROW_NUMBER item
+	// computes before the select list names it).
+	hidden bool
+	// rowNumber is the window relation computing this ROW_NUMBER column.
+	rowNumber *pb.ConsistentPartitionWindowRel
 }
 
 // scope is the columns of a relation, in field order.
@@ -364,6 +369,9 @@ func (b *binder) selectStmt(s *Select) (*pb.Rel, *scope, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := b.limitTopN(s.Where, sc); err != nil {
+		return nil, nil, err
+	}
 	if s.Where != nil {
 		if hasAggregate(s.Where) {
 			return nil, nil, b.errf(s.Where.Position(), "aggregate functions are not allowed in WHERE")
@@ -391,12 +399,33 @@ func (b *binder) selectStmt(s *Select) (*pb.Rel, *scope, error) {
 
 // projection binds a non-aggregating select list.
 func (b *binder) projection(items []*SelectItem, rel *pb.Rel, sc *scope) (*pb.Rel, *scope, error) {
+	// A ROW_NUMBER() item adds a window relation whose rank column the
+	// select list then references.
+	var rnRel *pb.ConsistentPartitionWindowRel
+	rnItem := -1
+	for i, it := range items {
+		if f, ok := it.Expr.(*FuncCall); ok && f.Over != nil {
+			if rnItem >= 0 {
+				return nil, nil, b.errf(f.Pos, "only one ROW_NUMBER() per SELECT is supported")
+			}
+			var err error
+			if rel, rnRel, err = b.rowNumber(f, rel, sc); err != nil {
+				return nil, nil, err
+			}
+			rnItem = i
+		}
+	}
+	nIn := len(sc.cols)
+	if rnRel != nil {
+		sc = &scope{cols: append(append([]column{}, sc.cols...), column{name: "rn", typ: arrow.PrimitiveTypes.Int64, hidden: true}), updating: sc.updating, unbounded: sc.unbounded}
+		nIn++
+	}
 	out := &scope{updating: sc.updating, unbounded: sc.unbounded}
 	var exprs []*pb.Expression
 	for i, it := range items {
 		if it.Star {
 			for ci, c := range sc.cols {
-				if c.window {
+				if c.window || c.hidden {
 					continue
 				}
 				if it.Qualifier != nil && !strings.EqualFold(c.qualifier, it.Qualifier.Name) {
@@ -408,8 +437,11 @@ func (b *binder) projection(items []*SelectItem, rel *pb.Rel, sc *scope) (*pb.Re
 			}
 			continue
 		}
-		e, err := b.expr(it.Expr, sc)
-		if err != nil {
+		var e bound
+		var err error
+		if i == rnItem {
+			e = bound{pb: substrait.FieldRef(nIn - 1), typ: arrow.PrimitiveTypes.Int64, col: nIn - 1}
+		} else if e, err = b.expr(it.Expr, sc); err != nil {
 			return nil, nil, err
 		}
 		if e.typ.ID() == arrow.NULL {
@@ -420,10 +452,16 @@ func (b *binder) projection(items []*SelectItem, rel *pb.Rel, sc *scope) (*pb.Re
 			c.eventTime = sc.cols[e.col].eventTime
 			c.qualifier = sc.cols[e.col].qualifier
 		}
+		if i == rnItem {
+			c.rowNumber = rnRel
+			// Only a window Top-N (partitioned by a window's end) is
+			// insert-only; otherwise the ranking is a changelog.
+			out.updating = b.topNTime[rnRel] < 0
+		}
 		exprs = append(exprs, e.pb)
 		out.cols = append(out.cols, c)
 	}
-	return project(rel, len(sc.cols), exprs), out, nil
+	return project(rel, nIn, exprs), out, nil
 }
 
 // itemName is the output name of a select item: its alias as written, the

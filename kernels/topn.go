@@ -1,0 +1,336 @@
+package kernels
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/clink-dev/clink/vector"
+)
+
+// SortKey orders rows by one column.
+type SortKey struct {
+	Col        int
+	Desc       bool
+	NullsFirst bool
+}
+
+// TopNConfig describes ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...)
+// filtered to rn <= Limit.
+type TopNConfig struct {
+	Input     *arrow.Schema
+	Partition []int
+	Order     []SortKey
+	Limit     int64
+	// TimeCol >= 0 makes it a window Top-N: the partition includes an
+	// event-time column (a window's end); a partition's ranking is final and
+	// emitted once the watermark reaches that time.
+	TimeCol int
+}
+
+// TopN ranks rows per partition and keeps the first Limit. Ties in the
+// order keep arrival order, so ranks are deterministic.
+//
+// Window Top-N emits each partition's final rows (insert-only) when the
+// watermark reaches its time. Otherwise the output is a changelog, as
+// Flink's append-only Top-N: a row entering the top at rank r emits, for
+// every rank from r on whose row changed, -U of the old row and +U of the
+// new one (+I for a rank seen the first time).
+type TopN struct {
+	cfg    TopNConfig
+	mem    memory.Allocator
+	tbl    *htTable
+	store  *joinSide
+	lists  [][]int32 // per partition id: stored rows, best first
+	ends   []int64   // per partition id: its time (window Top-N)
+	seq    []int64   // per partition id: first appearance
+	nseq   int64
+	schema *arrow.Schema
+	cmp    []func(a, b int32) int
+
+	zeros []int64
+	cols  []arrow.Array
+}
+
+// NewTopN validates cfg.
+func NewTopN(cfg TopNConfig, mem memory.Allocator) (*TopN, error) {
+	if cfg.Limit < 1 {
+		return nil, fmt.Errorf("Top-N needs a limit of at least 1, got %d", cfg.Limit)
+	}
+	if len(cfg.Order) == 0 {
+		return nil, fmt.Errorf("ROW_NUMBER() needs ORDER BY")
+	}
+	var keys []htKeyCol
+	for _, p := range cfg.Partition {
+		kc, err := newHTKeyCol(cfg.Input.Field(p).Type)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, kc)
+	}
+	fields := append(append([]arrow.Field{}, cfg.Input.Fields()...), arrow.Field{Name: "rn", Type: arrow.PrimitiveTypes.Int64, Nullable: true})
+	t := &TopN{cfg: cfg, mem: mem, tbl: newHTTable(keys), store: &joinSide{}, schema: arrow.NewSchema(fields, nil)}
+	for _, o := range cfg.Order {
+		c, err := t.comparator(o)
+		if err != nil {
+			return nil, err
+		}
+		t.cmp = append(t.cmp, c)
+	}
+	return t, nil
+}
+
+// OutputSchema is the input columns then rn (BIGINT).
+func (t *TopN) OutputSchema() *arrow.Schema { return t.schema }
+
+// Windowed reports whether the output is insert-only.
+func (t *TopN) Windowed() bool { return t.cfg.TimeCol >= 0 }
+
+// comparator orders two stored rows by one sort key (NULLs per
+// NullsFirst, regardless of direction).
+func (t *TopN) comparator(o SortKey) (func(a, b int32) int, error) {
+	s := t.store
+	col := o.Col
+	get := func(ref int32) arrow.Array { return s.batches[s.rowB[ref]].Column(col) }
+	var cmpVal func(x, y arrow.Array, i, j int) int
+	switch t.cfg.Input.Field(col).Type.ID() {
+	case arrow.INT8:
+		cmpVal = topnCmp[int8]
+	case arrow.INT16:
+		cmpVal = topnCmp[int16]
+	case arrow.INT32:
+		cmpVal = topnCmp[int32]
+	case arrow.INT64:
+		cmpVal = topnCmp[int64]
+	case arrow.FLOAT32:
+		cmpVal = topnCmp[float32]
+	case arrow.FLOAT64:
+		cmpVal = topnCmp[float64]
+	case arrow.TIMESTAMP:
+		cmpVal = topnCmp[arrow.Timestamp]
+	case arrow.STRING:
+		cmpVal = topnCmp[string]
+	case arrow.BOOL:
+		cmpVal = func(x, y arrow.Array, i, j int) int {
+			a, b := x.(*array.Boolean).Value(i), y.(*array.Boolean).Value(j)
+			switch {
+			case a == b:
+				return 0
+			case !a:
+				return -1
+			}
+			return 1
+		}
+	default:
+		return nil, fmt.Errorf("ORDER BY a %s column is not supported", SQLTypeName(t.cfg.Input.Field(col).Type))
+	}
+	return func(a, b int32) int {
+		x, y := get(a), get(b)
+		i, j := int(s.rowR[a]), int(s.rowR[b])
+		xn, yn := x.IsNull(i), y.IsNull(j)
+		switch {
+		case xn && yn:
+			return 0
+		case xn:
+			if o.NullsFirst {
+				return -1
+			}
+			return 1
+		case yn:
+			if o.NullsFirst {
+				return 1
+			}
+			return -1
+		}
+		c := cmpVal(x, y, i, j)
+		if o.Desc {
+			c = -c
+		}
+		return c
+	}, nil
+}
+
+func topnCmp[T cmp.Ordered](x, y arrow.Array, i, j int) int {
+	return cmp.Compare(x.(interface{ Value(int) T }).Value(i), y.(interface{ Value(int) T }).Value(j))
+}
+
+// less orders stored rows; ties keep arrival order (the lower index).
+func (t *TopN) compare(a, b int32) int {
+	for _, c := range t.cmp {
+		if r := c(a, b); r != 0 {
+			return r
+		}
+	}
+	return cmp.Compare(a, b)
+}
+
+type topnOut struct {
+	kind vector.RowKind
+	row  int32
+	rn   int64
+}
+
+// Add ranks the live rows of b. It returns the changelog (unwindowed) or
+// nil (window Top-N emits on Advance). b stays owned by the caller.
+func (t *TopN) Add(b *vector.Batch) (*vector.Batch, error) {
+	if b.Kinds != nil {
+		for _, i := range liveRows(b) {
+			if b.Kinds[i] != vector.Insert {
+				return nil, fmt.Errorf("Top-N over an updating (changelog) input is not supported")
+			}
+		}
+	}
+	rows := liveRows(b)
+	n := len(rows)
+	if n == 0 {
+		return nil, nil
+	}
+	t.zeros = winGrow(t.zeros, n)
+	clear(t.zeros)
+	t.cols = t.cols[:0]
+	for _, p := range t.cfg.Partition {
+		t.cols = append(t.cols, b.Column(p))
+	}
+	ids := t.tbl.lookup(t.zeros, rows, t.cols, n)
+	for len(t.lists) < t.tbl.size() {
+		t.lists = append(t.lists, nil)
+		t.ends = append(t.ends, 0)
+		t.seq = append(t.seq, 0)
+	}
+	for _, id := range t.tbl.newIDs {
+		t.seq[id] = t.nseq
+		t.nseq++
+	}
+	var outs []topnOut
+	var toKill []int32 // killed after the output is gathered
+	for k, r := range rows {
+		id := ids[k]
+		idx := t.store.store(b, r, -1, t.cfg.TimeCol)
+		if t.cfg.TimeCol >= 0 {
+			t.ends[id] = t.store.ts[idx]
+			t.lists[id] = append(t.lists[id], idx)
+			continue
+		}
+		list := t.lists[id]
+		pos, _ := slices.BinarySearchFunc(list, idx, t.compare)
+		if int64(pos) >= t.cfg.Limit {
+			toKill = append(toKill, idx)
+			continue
+		}
+		old := slices.Clone(list)
+		list = slices.Insert(list, pos, idx)
+		if int64(len(list)) > t.cfg.Limit {
+			toKill = append(toKill, list[len(list)-1])
+			list = list[:t.cfg.Limit]
+		}
+		t.lists[id] = list
+		for rank := pos; rank < len(list); rank++ {
+			if rank < len(old) {
+				outs = append(outs, topnOut{vector.UpdateBefore, old[rank], int64(rank + 1)}, topnOut{vector.UpdateAfter, list[rank], int64(rank + 1)})
+			} else {
+				outs = append(outs, topnOut{vector.Insert, list[rank], int64(rank + 1)})
+			}
+		}
+	}
+	out, err := t.build(outs, true)
+	for _, idx := range toKill {
+		t.store.kill(idx)
+	}
+	return out, err
+}
+
+// Advance emits the final ranking of every window partition whose time the
+// watermark reached, then frees it.
+func (t *TopN) Advance(wm int64) (*vector.Batch, error) {
+	if t.cfg.TimeCol < 0 {
+		return nil, nil
+	}
+	var due []int32
+	for id, l := range t.lists {
+		if len(l) > 0 && t.ends[id] <= wm && t.ends[id] != math.MinInt64 {
+			due = append(due, int32(id))
+		}
+	}
+	if len(due) == 0 {
+		return nil, nil
+	}
+	slices.SortFunc(due, func(a, b int32) int {
+		if c := cmp.Compare(t.ends[a], t.ends[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(t.seq[a], t.seq[b])
+	})
+	var outs []topnOut
+	for _, id := range due {
+		l := t.lists[id]
+		slices.SortFunc(l, t.compare)
+		for rank, idx := range l {
+			if int64(rank) < t.cfg.Limit {
+				outs = append(outs, topnOut{vector.Insert, idx, int64(rank + 1)})
+			}
+		}
+	}
+	out, err := t.build(outs, false)
+	for _, id := range due {
+		for _, idx := range t.lists[id] {
+			t.store.kill(idx)
+		}
+		t.lists[id] = t.lists[id][:0]
+	}
+	t.tbl.remove(due)
+	return out, err
+}
+
+func (t *TopN) build(outs []topnOut, changelog bool) (*vector.Batch, error) {
+	if len(outs) == 0 {
+		return nil, nil
+	}
+	refs := make([]int32, len(outs))
+	for k, o := range outs {
+		refs[k] = o.row
+	}
+	cols := make([]arrow.Array, 0, t.schema.NumFields())
+	for c, f := range t.cfg.Input.Fields() {
+		a, err := t.store.gather(t.mem, f.Type, c, refs)
+		if err != nil {
+			for _, x := range cols {
+				x.Release()
+			}
+			return nil, err
+		}
+		cols = append(cols, a)
+	}
+	rb := array.NewInt64Builder(t.mem)
+	for _, o := range outs {
+		rb.Append(o.rn)
+	}
+	cols = append(cols, rb.NewArray())
+	rb.Release()
+	rec := array.NewRecordBatch(t.schema, cols, int64(len(outs)))
+	for _, c := range cols {
+		c.Release()
+	}
+	b := vector.New(rec)
+	if changelog {
+		b.Kinds = make([]vector.RowKind, len(outs))
+		for k, o := range outs {
+			b.Kinds[k] = o.kind
+		}
+	}
+	return b, nil
+}
+
+// Close releases retained rows.
+func (t *TopN) Close() {
+	for i, b := range t.store.batches {
+		if b != nil {
+			b.Release()
+			t.store.batches[i] = nil
+		}
+	}
+}
