@@ -14,8 +14,11 @@ import (
 )
 
 func cmdBench(args []string) int {
+	if len(args) > 0 && args[0] == "kafka" {
+		return cmdBenchKafka(args[1:])
+	}
 	if len(args) == 0 || args[0] != "sensors" {
-		fmt.Fprintln(os.Stderr, "usage: clink bench sensors [-n READINGS] [-sensors N] [-dir DIR]")
+		fmt.Fprintln(os.Stderr, "usage: clink bench sensors [-n READINGS] [-sensors N] [-dir DIR]\n       clink bench kafka [-n READINGS] [-sensors N] [-partitions P] [-runs R]")
 		return 2
 	}
 	fs := flag.NewFlagSet("bench sensors", flag.ContinueOnError)

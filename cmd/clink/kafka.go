@@ -207,6 +207,7 @@ func kafkaConsume(args []string) error {
 	maxN := fs.Int64("max", 0, "stop after this many records")
 	timeout := fs.Duration("timeout", 0, "stop when no record arrived for this long")
 	count := fs.Bool("count", false, "print only the number of records read (a bare franz-go consume loop, for benchmarks)")
+	pools := fs.Bool("pools", false, "recycle records and decompression buffers through pools, as the Kafka source does (benchmarks)")
 	if err := fs.Parse(args); err != nil {
 		return &usageError{}
 	}
@@ -220,7 +221,7 @@ func kafkaConsume(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
-	n, err := kafka.Consume(ctx, cc, kafka.ConsumeConfig{Topic: *topic, FromBeginning: *fromBeginning, ToEnd: *toEnd, Max: *maxN, Idle: *timeout, CountOnly: *count}, os.Stdout)
+	n, err := kafka.Consume(ctx, cc, kafka.ConsumeConfig{Topic: *topic, FromBeginning: *fromBeginning, ToEnd: *toEnd, Max: *maxN, Idle: *timeout, CountOnly: *count, Pools: *pools}, os.Stdout)
 	if *count {
 		fmt.Println(n)
 	}

@@ -225,3 +225,14 @@ func TestKafkaKcatInterop(t *testing.T) {
 		t.Fatalf("kcat read:\n%s\nwant:\n%s", strings.Join(values, "\n"), strings.Join(kafkaWindows, "\n"))
 	}
 }
+
+// clink bench kafka runs end to end on a small workload.
+func TestBenchKafkaSmall(t *testing.T) {
+	bin := build(t)
+	out := clink(t, bin, "", "bench", "kafka", "-n", "20000", "-sensors", "10", "-runs", "1")
+	for _, want := range []string{"franz-go consume loop (bare)", "clink run kafka -> blackhole", "clink run sensors kafka -> blackhole", "records per CPU-second"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("bench output lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -345,7 +345,7 @@ func (s *Source) open(ctx context.Context) (*reader, error) {
 	if s.reset == "latest" {
 		resetTo = kgo.NewOffset().AtEnd()
 	}
-	opts := []kgo.Opt{kgo.ConsumeResetOffset(resetTo), kgo.KeepControlRecords()}
+	opts := []kgo.Opt{kgo.ConsumeResetOffset(resetTo), kgo.KeepControlRecords(), kgo.WithPools(&recordPool{})}
 	if len(consume) > 0 {
 		opts = append(opts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{s.topic: consume}))
 	}
@@ -431,7 +431,11 @@ func (r *reader) loop(ctx context.Context) error {
 						st.idle = false
 						r.wms.SetIdle(li, false)
 					}
-					if err := r.records(ctx, li, fp.Records); err != nil {
+					err := r.records(ctx, li, fp.Records)
+					for _, rec := range fp.Records {
+						rec.Recycle() // the rows hold copies
+					}
+					if err != nil {
 						return err
 					}
 					if s.bounded && st.next >= st.end {
@@ -636,10 +640,11 @@ func (r *reader) checkIdle(now time.Time) error {
 
 func (r *reader) deadLetter(ctx context.Context, rec *kgo.Record, derr error) {
 	s := r.s
+	// The record is recycled once decoded: the dead letter keeps copies.
 	out := &kgo.Record{
 		Topic: s.dlq,
-		Key:   rec.Key,
-		Value: rec.Value,
+		Key:   clone(rec.Key),
+		Value: clone(rec.Value),
 		Headers: []kgo.RecordHeader{
 			{Key: "clink.topic", Value: []byte(rec.Topic)},
 			{Key: "clink.partition", Value: strconv.AppendInt(nil, int64(rec.Partition), 10)},
@@ -648,6 +653,13 @@ func (r *reader) deadLetter(ctx context.Context, rec *kgo.Record, derr error) {
 		},
 	}
 	r.cl.Produce(ctx, out, r.dlqCB)
+}
+
+func clone(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte{}, b...)
 }
 
 func (r *reader) dlqDone(rec *kgo.Record, err error) {

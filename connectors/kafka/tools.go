@@ -289,6 +289,9 @@ type ConsumeConfig struct {
 	Idle time.Duration
 	// CountOnly writes nothing per record (a bare consume loop).
 	CountOnly bool
+	// Pools recycles records and decompression buffers as the source
+	// does (for a like-for-like benchmark baseline).
+	Pools bool
 }
 
 // Consume writes record values, one per line, to out (unless CountOnly)
@@ -322,7 +325,11 @@ func Consume(ctx context.Context, cc *ClientConfig, cfg ConsumeConfig, out io.Wr
 	if cfg.ToEnd && remain == 0 {
 		return 0, nil
 	}
-	cl, err := cc.newClient(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{cfg.Topic: parts}), kgo.KeepControlRecords())
+	opts := []kgo.Opt{kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{cfg.Topic: parts}), kgo.KeepControlRecords()}
+	if cfg.Pools {
+		opts = append(opts, kgo.WithPools(&recordPool{}))
+	}
+	cl, err := cc.newClient(opts...)
 	if err != nil {
 		return 0, err
 	}
@@ -369,6 +376,11 @@ func Consume(ctx context.Context, cc *ClientConfig, cfg ConsumeConfig, out io.Wr
 						}
 						if cfg.Max > 0 && count >= cfg.Max {
 							return count, nil
+						}
+					}
+					if cfg.Pools {
+						for _, r := range p.Records {
+							r.Recycle()
 						}
 					}
 				}
