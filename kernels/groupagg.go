@@ -164,7 +164,9 @@ func (g *GroupAgg) Add(b *vector.Batch) (*vector.Batch, error) {
 		c.Release()
 	}
 	out := vector.New(rec)
-	out.Kinds = kinds
+	if len(g.accs) > 0 {
+		out.Kinds = kinds
+	} // without aggregates only inserts happen: an insert-only stream
 	return out, nil
 }
 

@@ -145,7 +145,9 @@ func (b *builder) aggregate(a *pb.AggregateRel) (*chain, error) {
 			return nil, err
 		}
 		c.add("group_aggregate", &op.GroupAgg{Agg: agg}, agg.OutputSchema())
-		c.updating = true
+		// Without aggregates (SELECT DISTINCT) a group never changes after
+		// its first row: the output is insert-only.
+		c.updating = len(cfg.Aggs) > 0
 		return c, b.emit(c, a.GetCommon())
 	}
 	agg, err := kernels.NewWindowAgg(cfg, b.env.Runtime.Mem)

@@ -363,7 +363,7 @@ func (b *binder) selectStmt(s *Select) (*pb.Rel, *scope, error) {
 		return nil, nil, b.errf(s.Pos, "SELECT without FROM is not supported")
 	}
 	if s.Distinct {
-		return nil, nil, b.errf(s.Pos, "SELECT DISTINCT is not supported yet")
+		return b.distinct(s)
 	}
 	rel, sc, err := b.from(s.From)
 	if err != nil {
@@ -395,6 +395,43 @@ func (b *binder) selectStmt(s *Select) (*pb.Rel, *scope, error) {
 		return b.aggregate(s, rel, sc)
 	}
 	return b.projection(s.Items, rel, sc)
+}
+
+// distinct binds SELECT DISTINCT as a grouping on every output column with
+// no aggregate: the first occurrence of each row passes, later ones do not,
+// so the output is insert-only. Its state holds every distinct row.
+func (b *binder) distinct(s *Select) (*pb.Rel, *scope, error) {
+	inner := *s
+	inner.Distinct = false
+	if len(s.GroupBy) > 0 || s.Having != nil {
+		return nil, nil, b.errf(s.Pos, "SELECT DISTINCT with GROUP BY is not supported; the grouped rows are distinct already")
+	}
+	rel, sc, err := b.selectStmt(&inner)
+	if err != nil {
+		return nil, nil, err
+	}
+	if sc.updating {
+		return nil, nil, b.errf(s.Pos, "SELECT DISTINCT over an updating (changelog) input is not supported")
+	}
+	if sc.unbounded && !b.unboundedState {
+		return nil, nil, b.errf(s.Pos, "SELECT DISTINCT over an unbounded source keeps every distinct row forever: accept unbounded state with SET 'table.exec.state.ttl' = '0'")
+	}
+	groups := make([]*pb.Expression, len(sc.cols))
+	for i := range groups {
+		groups[i] = substrait.FieldRef(i)
+	}
+	rel = &pb.Rel{RelType: &pb.Rel_Aggregate{Aggregate: &pb.AggregateRel{
+		Common:              substrait.Direct(),
+		Input:               rel,
+		GroupingExpressions: groups,
+		Groupings:           []*pb.AggregateRel_Grouping{{ExpressionReferences: seq(len(groups))}},
+	}}}
+	out := &scope{unbounded: sc.unbounded}
+	for _, c := range sc.cols {
+		c.eventTime = false
+		out.cols = append(out.cols, c)
+	}
+	return rel, out, nil
 }
 
 // projection binds a non-aggregating select list.
