@@ -25,7 +25,7 @@ var clientOptions = []connectors.Option{
 	{Name: "security_protocol", Type: connectors.Enum, Values: []string{"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}, Default: "PLAINTEXT", Description: "as Kafka's security.protocol: TLS and/or SASL on the connection", Example: "SASL_SSL"},
 	{Name: "sasl_mechanism", Type: connectors.Enum, Values: []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}, Default: "PLAIN", Description: "SASL mechanism when security_protocol is SASL_PLAINTEXT or SASL_SSL", Example: "SCRAM-SHA-512"},
 	{Name: "sasl_username", Type: connectors.String, Secret: true, Description: "SASL user; `env://VAR` reads it from the environment", Example: "env://KAFKA_USER"},
-	{Name: "sasl_password", Type: connectors.String, Secret: true, Description: "SASL password; `env://VAR` reads it from the environment (recommended: a literal password stays in the plan). Never logged", Example: "env://KAFKA_PASSWORD"},
+	{Name: "sasl_password", Type: connectors.String, Secret: true, Description: "SASL password; give it as `env://VAR` to read it from the environment (a literal value is stored in the plan, which `clink explain` prints). Never logged", Example: "env://KAFKA_PASSWORD"},
 	{Name: "tls_ca_file", Type: connectors.String, Description: "PEM file of CA certificates that verify the brokers (default: the system's roots)", Example: "/etc/kafka/ca.pem"},
 	{Name: "tls_cert_file", Type: connectors.String, Description: "PEM client certificate for mutual TLS (with tls_key_file)", Example: "/etc/kafka/client.pem"},
 	{Name: "tls_key_file", Type: connectors.String, Description: "PEM private key of tls_cert_file", Example: "/etc/kafka/client.key"},
