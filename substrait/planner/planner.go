@@ -256,6 +256,8 @@ func (b *builder) rel(r *pb.Rel) (*chain, error) {
 		return b.join(x.Join)
 	case *pb.Rel_Window:
 		return b.topN(x.Window)
+	case *pb.Rel_Set:
+		return b.union(x.Set)
 	case nil:
 		return nil, fmt.Errorf("empty relation")
 	}

@@ -90,11 +90,69 @@ func (b *binder) query(q *Query) (*pb.Rel, *scope, error) {
 	if q.Limit != nil {
 		return nil, nil, b.errf(q.Limit.Position(), "LIMIT is not supported on a stream")
 	}
-	sel, ok := q.Body.(*Select)
-	if !ok {
-		return nil, nil, b.errf(q.Body.Position(), "%s is not supported yet", describeQuery(q.Body))
+	return b.queryExpr(q.Body)
+}
+
+// queryExpr binds a query body: a SELECT, a parenthesized query, or UNION
+// [ALL] of two bodies.
+func (b *binder) queryExpr(qe QueryExpr) (*pb.Rel, *scope, error) {
+	switch x := qe.(type) {
+	case *Select:
+		return b.selectStmt(x)
+	case *Query:
+		return b.query(x)
+	case *SetOp:
+		if x.Op != Union {
+			return nil, nil, b.errf(x.OpPos, "%s is not supported yet", describeQuery(x))
+		}
+		return b.union(x)
 	}
-	return b.selectStmt(sel)
+	return nil, nil, b.errf(qe.Position(), "%s is not supported yet", describeQuery(qe))
+}
+
+// union binds UNION ALL (both inputs pass through, in arrival order) and
+// UNION (the same, then distinct). Columns pair by position and take their
+// common type; names come from the left input. A column stays an event-time
+// attribute when it is one on both sides.
+func (b *binder) union(x *SetOp) (*pb.Rel, *scope, error) {
+	lrel, lsc, err := b.queryExpr(x.Left)
+	if err != nil {
+		return nil, nil, err
+	}
+	rrel, rsc, err := b.queryExpr(x.Right)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(lsc.cols) != len(rsc.cols) {
+		return nil, nil, b.errf(x.OpPos, "UNION inputs have %d and %d columns", len(lsc.cols), len(rsc.cols))
+	}
+	out := &scope{updating: lsc.updating || rsc.updating, unbounded: lsc.unbounded || rsc.unbounded}
+	var lcast, rcast []*pb.Expression
+	castL, castR := false, false
+	for i, lc := range lsc.cols {
+		rc := rsc.cols[i]
+		t, ok := common(lc.typ, rc.typ)
+		if !ok || t.ID() == arrow.NULL {
+			return nil, nil, b.errf(x.OpPos, "UNION column %d is %s on the left and %s on the right", i+1, kernels.SQLTypeName(lc.typ), kernels.SQLTypeName(rc.typ))
+		}
+		le := b.cast(bound{pb: substrait.FieldRef(i), typ: lc.typ}, t)
+		re := b.cast(bound{pb: substrait.FieldRef(i), typ: rc.typ}, t)
+		castL = castL || !arrow.TypeEqual(lc.typ, t)
+		castR = castR || !arrow.TypeEqual(rc.typ, t)
+		lcast, rcast = append(lcast, le.pb), append(rcast, re.pb)
+		out.cols = append(out.cols, column{name: lc.name, typ: t, pos: lc.pos, eventTime: lc.eventTime && rc.eventTime})
+	}
+	if castL {
+		lrel = project(lrel, len(lsc.cols), lcast)
+	}
+	if castR {
+		rrel = project(rrel, len(rsc.cols), rcast)
+	}
+	rel := &pb.Rel{RelType: &pb.Rel_Set{Set: &pb.SetRel{Common: substrait.Direct(), Inputs: []*pb.Rel{lrel, rrel}, Op: pb.SetRel_SET_OP_UNION_ALL}}}
+	if x.All {
+		return rel, out, nil
+	}
+	return b.distinctRel(rel, out, x.Pos)
 }
 
 func describeQuery(q QueryExpr) string {
@@ -410,11 +468,16 @@ func (b *binder) distinct(s *Select) (*pb.Rel, *scope, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	return b.distinctRel(rel, sc, s.Pos)
+}
+
+// distinctRel keeps the first occurrence of each row of rel.
+func (b *binder) distinctRel(rel *pb.Rel, sc *scope, pos Pos) (*pb.Rel, *scope, error) {
 	if sc.updating {
-		return nil, nil, b.errf(s.Pos, "SELECT DISTINCT over an updating (changelog) input is not supported")
+		return nil, nil, b.errf(pos, "DISTINCT over an updating (changelog) input is not supported")
 	}
 	if sc.unbounded && !b.unboundedState {
-		return nil, nil, b.errf(s.Pos, "SELECT DISTINCT over an unbounded source keeps every distinct row forever: accept unbounded state with SET 'table.exec.state.ttl' = '0'")
+		return nil, nil, b.errf(pos, "DISTINCT over an unbounded source keeps every distinct row forever: accept unbounded state with SET 'table.exec.state.ttl' = '0'")
 	}
 	groups := make([]*pb.Expression, len(sc.cols))
 	for i := range groups {
