@@ -439,6 +439,7 @@ func (r *reader) loop(ctx context.Context) error {
 						return err
 					}
 					if s.bounded && st.next >= st.end {
+						st.done = true // takes no more records; finished below
 						finished = append(finished, li)
 					}
 				}
@@ -455,7 +456,6 @@ func (r *reader) loop(ctx context.Context) error {
 			}
 			drop := make([]int32, 0, len(finished))
 			for _, li := range finished {
-				r.parts[li].done = true
 				r.wms.Finish(li)
 				drop = append(drop, r.parts[li].id)
 				r.remain--
