@@ -104,7 +104,11 @@ func optString(opts map[string]string) string {
 	}
 	var parts []string
 	for _, k := range SortedKeys(opts) {
-		parts = append(parts, k+"="+strconv.Quote(opts[k]))
+		v := opts[k]
+		if secretOption(k) && !strings.HasPrefix(v, "env://") {
+			v = "******"
+		}
+		parts = append(parts, k+"="+strconv.Quote(v))
 	}
 	return " options={" + strings.Join(parts, ", ") + "}"
 }
@@ -213,4 +217,16 @@ func LiteralString(l *pb.Expression_Literal) string {
 		return "null:" + TypeString(v.Null)
 	}
 	return fmt.Sprintf("%T", l.GetLiteralType())
+}
+
+// secretOption reports options whose values explain must not print
+// (credentials); env:// references are shown, they name no secret.
+func secretOption(k string) bool {
+	k = strings.ToLower(k)
+	for _, w := range []string{"password", "secret", "token", "credential"} {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
 }

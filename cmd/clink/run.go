@@ -130,7 +130,7 @@ func execute(ctx context.Context, plan *pb.Plan, reg *connectors.Registry, rt co
 // summarize prints what the user should know about a finished run: late
 // rows dropped and bad records skipped.
 func summarize(stats []*engine.Stats) {
-	var late, skipped, rows int64
+	var late, skipped, dead, rows int64
 	interrupted := false
 	for _, s := range stats {
 		if s == nil {
@@ -138,6 +138,7 @@ func summarize(stats []*engine.Stats) {
 		}
 		late += s.Total("late_rows_dropped")
 		skipped += s.Total("records_skipped")
+		dead += s.Total("records_dead_lettered")
 		rows += s.Total("rows_read")
 		interrupted = interrupted || s.Interrupted
 	}
@@ -146,6 +147,9 @@ func summarize(stats []*engine.Stats) {
 	parts = append(parts, fmt.Sprintf("%d late rows dropped", late))
 	if skipped > 0 {
 		parts = append(parts, fmt.Sprintf("%d bad records skipped", skipped))
+	}
+	if dead > 0 {
+		parts = append(parts, fmt.Sprintf("%d bad records sent to the dead-letter topic", dead))
 	}
 	state := "finished"
 	if interrupted {
