@@ -485,19 +485,19 @@ func (s *joinSide) gather(mem memory.Allocator, t arrow.DataType, c int, refs []
 	bld.Reserve(len(refs))
 	switch t.ID() {
 	case arrow.INT8:
-		joinGather[int8](s, bld, c, refs)
+		joinGatherFixed[int8](s, bld, c, refs)
 	case arrow.INT16:
-		joinGather[int16](s, bld, c, refs)
+		joinGatherFixed[int16](s, bld, c, refs)
 	case arrow.INT32:
-		joinGather[int32](s, bld, c, refs)
+		joinGatherFixed[int32](s, bld, c, refs)
 	case arrow.INT64:
-		joinGather[int64](s, bld, c, refs)
+		joinGatherFixed[int64](s, bld, c, refs)
 	case arrow.FLOAT32:
-		joinGather[float32](s, bld, c, refs)
+		joinGatherFixed[float32](s, bld, c, refs)
 	case arrow.FLOAT64:
-		joinGather[float64](s, bld, c, refs)
+		joinGatherFixed[float64](s, bld, c, refs)
 	case arrow.TIMESTAMP:
-		joinGather[arrow.Timestamp](s, bld, c, refs)
+		joinGatherFixed[arrow.Timestamp](s, bld, c, refs)
 	case arrow.STRING:
 		joinGather[string](s, bld, c, refs)
 	case arrow.BOOL:
@@ -510,6 +510,48 @@ func (s *joinSide) gather(mem memory.Allocator, t arrow.DataType, c int, refs []
 		return nil, fmt.Errorf("join: columns of type %s are not supported", t)
 	}
 	return bld.NewArray(), nil
+}
+
+// joinGatherFixed gathers a fixed-width column: raw values are read from
+// each batch's buffer and appended in one bulk call.
+func joinGatherFixed[T arrow.FixedWidthType](s *joinSide, bld array.Builder, c int, refs []int32) {
+	vals := make([]T, len(refs))
+	var valid []bool
+	// Raw value slices per batch, fetched once: a probe's partners span many
+	// batches.
+	raws := make([][]T, len(s.batches))
+	arrs := make([]arrow.Array, len(s.batches))
+	markNull := func(k int) {
+		if valid == nil {
+			valid = make([]bool, len(refs))
+			for i := 0; i < k; i++ {
+				valid[i] = true
+			}
+		}
+	}
+	for k, ref := range refs {
+		if ref < 0 {
+			markNull(k)
+			continue
+		}
+		bi := s.rowB[ref]
+		raw := raws[bi]
+		if raw == nil {
+			arrs[bi] = s.batches[bi].Column(c)
+			raw = arrow.GetValues[T](arrs[bi].Data(), 1)
+			raws[bi] = raw
+		}
+		r := s.rowR[ref]
+		if a := arrs[bi]; a.NullN() > 0 && a.IsNull(int(r)) {
+			markNull(k)
+			continue
+		}
+		vals[k] = raw[r]
+		if valid != nil {
+			valid[k] = true
+		}
+	}
+	bld.(interface{ AppendValues([]T, []bool) }).AppendValues(vals, valid)
 }
 
 func joinGather[T any](s *joinSide, bld array.Builder, c int, refs []int32) {

@@ -93,6 +93,8 @@ func BenchmarkIntervalJoin(b *testing.B) {
 		type row struct{ ts, v int64 }
 		var out int64
 		for b.Loop() {
+			// The output is materialized like the kernel's: six columns.
+			var ok, ots, ov, rk, rts, rv []int64
 			state := [2]map[int64][]row{{}, {}}
 			for i := 0; i < batches; i++ {
 				for s := 0; s < 2; s++ {
@@ -107,11 +109,18 @@ func BenchmarkIntervalJoin(b *testing.B) {
 							}
 							if rt-5000 <= lt && lt <= rt+5000 {
 								out++
+								lv, rvv := d.vs[k], o.v
+								if s == 1 {
+									lv, rvv = o.v, d.vs[k]
+								}
+								ok, ots, ov = append(ok, key), append(ots, lt), append(ov, lv)
+								rk, rts, rv = append(rk, key), append(rts, rt), append(rv, rvv)
 							}
 						}
 						state[s][key] = append(state[s][key], row{ts, d.vs[k]})
 					}
 				}
+				ok, ots, ov, rk, rts, rv = ok[:0], ots[:0], ov[:0], rk[:0], rts[:0], rv[:0]
 				wm := int64((i+1)*batch) - 1
 				for s := 0; s < 2; s++ {
 					for key, l := range state[s] {
@@ -170,6 +179,9 @@ func BenchmarkTopN(b *testing.B) {
 	b.Run("handloop", func(b *testing.B) {
 		var out int64
 		for b.Loop() {
+			// Changes are materialized: key, value, rank, kind per row.
+			var ck, cv, crn []int64
+			var kind []int8
 			tops := map[int64][]int64{}
 			for _, d := range data {
 				for k, key := range d.ks {
@@ -198,6 +210,12 @@ func BenchmarkTopN(b *testing.B) {
 					if grew {
 						out--
 					}
+					for rank := pos; rank < len(l); rank++ {
+						ck, cv, crn, kind = append(ck, key), append(cv, l[rank]), append(crn, int64(rank+1)), append(kind, 2)
+					}
+				}
+				if len(ck) > 1<<16 {
+					ck, cv, crn, kind = ck[:0], cv[:0], crn[:0], kind[:0]
 				}
 			}
 		}

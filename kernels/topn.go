@@ -52,6 +52,11 @@ type TopN struct {
 	nseq   int64
 	schema *arrow.Schema
 	cmp    []func(a, b int32) int
+	// Sort keys cached per stored row, for keys of integer, timestamp or
+	// floating type: comparisons then touch no Arrow array.
+	ikeys [][]int64
+	fkeys [][]float64
+	nulls [][]bool
 
 	zeros []int64
 	cols  []arrow.Array
@@ -75,14 +80,103 @@ func NewTopN(cfg TopNConfig, mem memory.Allocator) (*TopN, error) {
 	}
 	fields := append(append([]arrow.Field{}, cfg.Input.Fields()...), arrow.Field{Name: "rn", Type: arrow.PrimitiveTypes.Int64, Nullable: true})
 	t := &TopN{cfg: cfg, mem: mem, tbl: newHTTable(keys), store: &joinSide{}, schema: arrow.NewSchema(fields, nil)}
-	for _, o := range cfg.Order {
-		c, err := t.comparator(o)
-		if err != nil {
-			return nil, err
+	t.ikeys = make([][]int64, len(cfg.Order))
+	t.fkeys = make([][]float64, len(cfg.Order))
+	t.nulls = make([][]bool, len(cfg.Order))
+	for i, o := range cfg.Order {
+		var c func(a, b int32) int
+		switch cfg.Input.Field(o.Col).Type.ID() {
+		case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.TIMESTAMP:
+			c = cachedCmp(&t.ikeys[i], &t.nulls[i], o)
+		case arrow.FLOAT32, arrow.FLOAT64:
+			c = cachedCmp(&t.fkeys[i], &t.nulls[i], o)
+		default:
+			var err error
+			if c, err = t.comparator(o); err != nil {
+				return nil, err
+			}
 		}
 		t.cmp = append(t.cmp, c)
 	}
 	return t, nil
+}
+
+// cachedCmp compares stored rows by a cached key column.
+func cachedCmp[T int64 | float64](keys *[]T, nulls *[]bool, o SortKey) func(a, b int32) int {
+	return func(a, b int32) int {
+		an, bn := (*nulls)[a], (*nulls)[b]
+		switch {
+		case an && bn:
+			return 0
+		case an:
+			if o.NullsFirst {
+				return -1
+			}
+			return 1
+		case bn:
+			if o.NullsFirst {
+				return 1
+			}
+			return -1
+		}
+		c := cmp.Compare((*keys)[a], (*keys)[b])
+		if o.Desc {
+			c = -c
+		}
+		return c
+	}
+}
+
+// allCached reports whether every sort key is cached (numeric).
+func (t *TopN) allCached() bool {
+	for i := range t.cfg.Order {
+		if t.ikeys[i] == nil && t.fkeys[i] == nil && len(t.nulls[i]) > 0 {
+			return false
+		}
+		switch t.cfg.Input.Field(t.cfg.Order[i].Col).Type.ID() {
+		case arrow.STRING, arrow.BOOL:
+			return false
+		}
+	}
+	return true
+}
+
+// uncacheKeys drops the last cached row.
+func (t *TopN) uncacheKeys() {
+	for i := range t.cfg.Order {
+		t.nulls[i] = t.nulls[i][:len(t.nulls[i])-1]
+		if n := len(t.ikeys[i]); n > 0 && n > len(t.nulls[i]) {
+			t.ikeys[i] = t.ikeys[i][:n-1]
+		}
+		if n := len(t.fkeys[i]); n > 0 && n > len(t.nulls[i]) {
+			t.fkeys[i] = t.fkeys[i][:n-1]
+		}
+	}
+}
+
+// cacheKeys appends the sort keys of row r of b for the stored row idx.
+func (t *TopN) cacheKeys(b *vector.Batch, r int32) {
+	for i, o := range t.cfg.Order {
+		arr := b.Column(o.Col)
+		null := arr.IsNull(int(r))
+		t.nulls[i] = append(t.nulls[i], null)
+		switch a := arr.(type) {
+		case *array.Int64:
+			t.ikeys[i] = append(t.ikeys[i], a.Value(int(r)))
+		case *array.Int32:
+			t.ikeys[i] = append(t.ikeys[i], int64(a.Value(int(r))))
+		case *array.Int16:
+			t.ikeys[i] = append(t.ikeys[i], int64(a.Value(int(r))))
+		case *array.Int8:
+			t.ikeys[i] = append(t.ikeys[i], int64(a.Value(int(r))))
+		case *array.Timestamp:
+			t.ikeys[i] = append(t.ikeys[i], int64(a.Value(int(r))))
+		case *array.Float64:
+			t.fkeys[i] = append(t.fkeys[i], a.Value(int(r)))
+		case *array.Float32:
+			t.fkeys[i] = append(t.fkeys[i], float64(a.Value(int(r))))
+		}
+	}
 }
 
 // OutputSchema is the input columns then rn (BIGINT).
@@ -210,7 +304,18 @@ func (t *TopN) Add(b *vector.Batch) (*vector.Batch, error) {
 	var toKill []int32 // killed after the output is gathered
 	for k, r := range rows {
 		id := ids[k]
+		if t.cfg.TimeCol < 0 && t.allCached() {
+			// Reject a row worse than a full list's last before storing it.
+			next := int32(len(t.store.rowB))
+			t.cacheKeys(b, r)
+			if l := t.lists[id]; int64(len(l)) >= t.cfg.Limit && t.compare(next, l[len(l)-1]) >= 0 {
+				t.uncacheKeys()
+				continue
+			}
+			t.uncacheKeys()
+		}
 		idx := t.store.store(b, r, -1, t.cfg.TimeCol)
+		t.cacheKeys(b, r)
 		if t.cfg.TimeCol >= 0 {
 			t.ends[id] = t.store.ts[idx]
 			t.lists[id] = append(t.lists[id], idx)
@@ -222,20 +327,21 @@ func (t *TopN) Add(b *vector.Batch) (*vector.Batch, error) {
 			toKill = append(toKill, idx)
 			continue
 		}
-		old := slices.Clone(list)
+		oldLen := len(list)
 		list = slices.Insert(list, pos, idx)
+		// After the insert, the row that held rank r (r >= pos) is at r+1.
+		for rank := pos; rank < len(list) && int64(rank) < t.cfg.Limit; rank++ {
+			if rank < oldLen {
+				outs = append(outs, topnOut{vector.UpdateBefore, list[rank+1], int64(rank + 1)}, topnOut{vector.UpdateAfter, list[rank], int64(rank + 1)})
+			} else {
+				outs = append(outs, topnOut{vector.Insert, list[rank], int64(rank + 1)})
+			}
+		}
 		if int64(len(list)) > t.cfg.Limit {
 			toKill = append(toKill, list[len(list)-1])
 			list = list[:t.cfg.Limit]
 		}
 		t.lists[id] = list
-		for rank := pos; rank < len(list); rank++ {
-			if rank < len(old) {
-				outs = append(outs, topnOut{vector.UpdateBefore, old[rank], int64(rank + 1)}, topnOut{vector.UpdateAfter, list[rank], int64(rank + 1)})
-			} else {
-				outs = append(outs, topnOut{vector.Insert, list[rank], int64(rank + 1)})
-			}
-		}
 	}
 	out, err := t.build(outs, true)
 	for _, idx := range toKill {
