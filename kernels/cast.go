@@ -5,7 +5,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -16,20 +15,27 @@ import (
 	"github.com/clink-dev/clink/vector"
 )
 
-// scTimestampLayout is how TIMESTAMP(3) prints (Flink: yyyy-MM-dd HH:mm:ss.SSS, UTC).
-const scTimestampLayout = "2006-01-02 15:04:05.000"
-
 // Cast converts e to type to. Supported:
 //
 //   - numeric → numeric. Integers narrow by wrapping and floats convert to
 //     integers by truncation toward zero, saturating at the target's range
 //     (NaN → 0), as Java's casts do in Flink's generated code.
-//   - numeric, BOOLEAN, TIMESTAMP(3) → VARCHAR: integers in decimal, floats as
-//     Java's Double.toString ("1.0", "1.0E10"), booleans TRUE/FALSE,
+//   - DECIMAL ↔ numeric, DECIMAL → DECIMAL: to a DECIMAL exactly or rounded
+//     half up to its scale (a float through its shortest decimal form, as
+//     BigDecimal.valueOf); DECIMAL to an integer truncates toward zero;
+//     DECIMAL to FLOAT/DOUBLE rounds to nearest. A value that does not fit
+//     (too many digits, an integer out of range, NaN) fails the evaluation
+//     with an error naming it.
+//   - BOOLEAN ↔ numeric, DECIMAL: TRUE is 1, FALSE 0; a number is TRUE when
+//     it is not zero (NaN is TRUE).
+//   - numeric, DECIMAL, BOOLEAN, TIMESTAMP(3) → VARCHAR: integers in
+//     decimal, floats as Java's Double.toString ("1.0", "1.0E10"), decimals
+//     with exactly their scale's digits ("1.50"), booleans TRUE/FALSE,
 //     timestamps "yyyy-MM-dd HH:mm:ss.SSS" (UTC).
-//   - VARCHAR → numeric, BOOLEAN, TIMESTAMP(3): the text is trimmed and
-//     parsed; text that does not parse fails the evaluation with an error
-//     naming the value (only for live rows).
+//   - VARCHAR → numeric, DECIMAL, BOOLEAN, TIMESTAMP(3): the text is trimmed
+//     and parsed; text that does not parse fails the evaluation with an
+//     error naming the value (only for live rows). Timestamps are
+//     yyyy-MM-dd, optionally with ' ' or 'T' and HH:mm[:ss[.fraction]].
 //   - integer ↔ TIMESTAMP(3): epoch milliseconds (BIGINT shares the buffers).
 //   - NULL → anything.
 //
@@ -53,15 +59,18 @@ func Cast(e Expr, to arrow.DataType) (Expr, error) {
 }
 
 func scCastable(from, to scKind) bool {
+	num := func(k scKind) bool { return k.isNumeric() || k == skDecimal }
 	switch {
 	case from == to, from == skNull:
 		return true
-	case from.isNumeric() && to.isNumeric():
+	case num(from) && num(to):
+		return true
+	case from == skBool && num(to), to == skBool && num(from):
 		return true
 	case to == skString:
-		return from.isNumeric() || from == skBool || from == skTimestamp
+		return num(from) || from == skBool || from == skTimestamp
 	case from == skString:
-		return to.isNumeric() || to == skBool || to == skTimestamp
+		return num(to) || to == skBool || to == skTimestamp
 	case to == skTimestamp:
 		return from.isInt()
 	case from == skTimestamp:
@@ -80,7 +89,9 @@ func (c *castExpr) Type() arrow.DataType { return c.typ }
 func (c *castExpr) String() string {
 	return "CAST(" + c.e.String() + " AS " + SQLTypeName(c.typ) + ")"
 }
-func (c *castExpr) exprMayFail() bool { return c.from == skString || exprMayFail(c.e) }
+func (c *castExpr) exprMayFail() bool {
+	return c.from == skString || c.to == skDecimal || c.from == skDecimal && c.to.isInt() || exprMayFail(c.e)
+}
 
 func (c *castExpr) Eval(b *vector.Batch, mem memory.Allocator) (arrow.Array, error) {
 	n := b.NumRows()
@@ -97,6 +108,12 @@ func (c *castExpr) Eval(b *vector.Batch, mem memory.Allocator) (arrow.Array, err
 	defer a.Release()
 	sel := b.Sel
 	switch {
+	case c.to == skDecimal || c.from == skDecimal:
+		return c.evalDecimal(mem, a, sel)
+	case c.from == skBool && c.to.isNumeric():
+		return scCastBoolToNum(mem, a, c.to, c.typ), nil
+	case c.to == skBool && c.from.isNumeric():
+		return scCastNumToBool(mem, a, c.from, c.typ), nil
 	case c.from == c.to,
 		c.from == skInt64 && c.to == skTimestamp,
 		c.from == skTimestamp && c.to == skInt64:
@@ -261,7 +278,7 @@ func scCastToString(mem memory.Allocator, a arrow.Array, from scKind, t arrow.Da
 	case skTimestamp:
 		for i, v := range scValues[int64](a) {
 			if vb == nil || bitutil.BitIsSet(vb, i) {
-				d := time.UnixMilli(v).UTC().AppendFormat(w.reserve(40), scTimestampLayout)
+				d := scAppendTimestamp(w.reserve(40), v)
 				w.n += len(d)
 			}
 			w.endRow(i)
@@ -514,21 +531,4 @@ func scParseBool(s string) (bool, bool) {
 		}
 	}
 	return false, false
-}
-
-var scTimestampLayouts = []string{
-	"2006-01-02 15:04:05.999999999",
-	"2006-01-02T15:04:05.999999999",
-	"2006-01-02 15:04",
-	"2006-01-02T15:04",
-	"2006-01-02",
-}
-
-func scParseTimestamp(s string) (int64, bool) {
-	for _, l := range scTimestampLayouts {
-		if ts, err := time.Parse(l, s); err == nil {
-			return ts.UnixMilli(), true
-		}
-	}
-	return 0, false
 }

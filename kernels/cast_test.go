@@ -84,6 +84,14 @@ func TestCastTable(t *testing.T) {
 		{etTs, []any{int64(5)}, etInt64, []etVal{{i: 5}}},
 		// NULL → anything
 		{arrow.Null, []any{nil, nil}, etString, []etVal{null, null}},
+		// BOOLEAN ↔ numeric (Flink: CAST(TRUE AS INT) = 1, a number is TRUE when not zero).
+		{etBool, []any{true, false, nil}, etInt32, []etVal{{i: 1}, {i: 0}, null}},
+		{etBool, []any{true, false}, etDouble, []etVal{{f: 1}, {f: 0}}},
+		{etInt64, []any{0, -3, 7, nil}, etBool, []etVal{{b: false}, {b: true}, {b: true}, null}},
+		{etDouble, []any{0.0, math.Copysign(0, -1), 0.5, math.NaN()}, etBool, []etVal{{b: false}, {b: false}, {b: true}, {b: true}}},
+		// TIMESTAMP text forms: ' ' or 'T', fractions truncated, short fields.
+		{etString, []any{"2023-1-5 7:08", " 2023-11-14T22:13:20.5 ", "2024-02-29", "1969-12-31 23:59:59.999"}, etTs,
+			[]etVal{{i: 1672902480000}, {i: 1700000000500}, {i: 1709164800000}, {i: -1}}},
 	}
 	for _, c := range cases {
 		var got []etVal
@@ -136,6 +144,11 @@ func TestCastErrors(t *testing.T) {
 	if _, err := etCastRows(t, mem, etString, []any{"1.5"}, nil, etInt64); err == nil {
 		t.Error("CAST('1.5' AS BIGINT): no error")
 	}
+	for _, bad := range []string{"2023-02-29", "2023-13-01", "2023-01-01 24:00", "2023-01-01X10:00", "23-01-01", "2023-01-01 10:00:00."} {
+		if _, err := etCastRows(t, mem, etString, []any{bad}, nil, etTs); err == nil {
+			t.Errorf("CAST('%s' AS TIMESTAMP(3)): no error", bad)
+		}
+	}
 	// A constant cast that fails is kept and fails at run time.
 	e := etMustCast(t, etLit(t, "x", etString), etInt64)
 	if _, ok := e.(*exprLit); ok {
@@ -143,7 +156,7 @@ func TestCastErrors(t *testing.T) {
 	}
 	// Unsupported pairs fail at bind time.
 	for _, c := range []struct{ from, to arrow.DataType }{
-		{etBool, etInt64}, {etInt64, etBool}, {etTs, etInt32}, {etDouble, etTs}, {etInt64, arrow.PrimitiveTypes.Uint8}, {etInt64, arrow.Null},
+		{etTs, etInt32}, {etDouble, etTs}, {etInt64, arrow.PrimitiveTypes.Uint8}, {etInt64, arrow.Null}, {etBool, etTs}, {scDecType(5, 2), etTs},
 	} {
 		_, err := Cast(ColRef(0, c.from, "x"), c.to)
 		want := "cannot cast " + SQLTypeName(c.from) + " to " + SQLTypeName(c.to)

@@ -5,7 +5,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -79,9 +78,10 @@ func (c *exprCol) Eval(b *vector.Batch, _ memory.Allocator) (arrow.Array, error)
 	}
 	col := b.Column(c.index)
 	// Same type, or the same supported kind (a timestamp's time zone or a
-	// field's metadata may differ).
-	if k := scKindOf(c.typ); !arrow.TypeEqual(col.DataType(), c.typ) && (k == skUnsupported || scKindOf(col.DataType()) != k) {
-		return nil, fmt.Errorf("column %s: batch has type %s, expression expects %s", c, col.DataType(), c.typ)
+	// field's metadata may differ; a decimal's scale may not).
+	if k := scKindOf(c.typ); !arrow.TypeEqual(col.DataType(), c.typ) && (k == skUnsupported || scKindOf(col.DataType()) != k ||
+		k == skDecimal && col.DataType().(*arrow.Decimal128Type).Scale != c.typ.(*arrow.Decimal128Type).Scale) {
+		return nil, fmt.Errorf("column %s: batch has type %s, expression expects %s", c, SQLTypeName(col.DataType()), SQLTypeName(c.typ))
 	}
 	col.Retain()
 	return col, nil
@@ -100,14 +100,17 @@ type exprLit struct {
 	f    float64
 	s    string
 	b    bool
+	d    scDec // DECIMAL: the unscaled value
 }
 
 // Literal returns a constant of type t. v is nil (SQL NULL), an integer
 // (int, int8..int64), a float (float32, float64), a string or a bool; it must
 // be representable in t without loss: Literal(300, TINYINT) and
 // Literal(1.5, INT) are errors, Literal(int64(3), DOUBLE) is 3.0. A timestamp
-// literal takes epoch milliseconds. t arrow.Null is the untyped NULL, which
-// function calls coerce to the other operands' type.
+// literal takes epoch milliseconds. A DECIMAL(p, s) literal takes an integer,
+// a float (rounded half up to s digits), decimal text or a decimal128.Num
+// (the unscaled value); it must fit p digits. t arrow.Null is the untyped
+// NULL, which function calls coerce to the other operands' type.
 func Literal(v any, t arrow.DataType) (Expr, error) {
 	k := scKindOf(t)
 	if k == skUnsupported {
@@ -123,6 +126,14 @@ func Literal(v any, t arrow.DataType) (Expr, error) {
 	}
 	bad := func() (Expr, error) {
 		return nil, fmt.Errorf("literal %v (%T) is not a valid %s", v, v, SQLTypeName(t))
+	}
+	if k == skDecimal {
+		d, ok := scDecLiteralValue(v, t)
+		if !ok {
+			return bad()
+		}
+		l.d = d
+		return l, nil
 	}
 	var iv int64
 	var fv float64
@@ -204,7 +215,10 @@ func (l *exprLit) String() string {
 		}
 		return "FALSE"
 	case l.kind == skTimestamp:
-		return "TIMESTAMP '" + time.UnixMilli(l.i).UTC().Format(scTimestampLayout) + "'"
+		return "TIMESTAMP '" + string(scAppendTimestamp(nil, l.i)) + "'"
+	case l.kind == skDecimal:
+		_, s := scDecPS(l.typ)
+		return decString(l.d, s)
 	}
 	return "?"
 }
@@ -228,6 +242,8 @@ func (l *exprLit) Eval(b *vector.Batch, mem memory.Allocator) (arrow.Array, erro
 		return scFill(mem, l.typ, n, float32(l.f)), nil
 	case skFloat64:
 		return scFill(mem, l.typ, n, l.f), nil
+	case skDecimal:
+		return scFill(mem, l.typ, n, l.d), nil
 	case skBool:
 		buf, bits := scAllocBitmap(mem, n)
 		var fill byte
@@ -249,7 +265,7 @@ func (l *exprLit) Eval(b *vector.Batch, mem memory.Allocator) (arrow.Array, erro
 	return nil, fmt.Errorf("literal of unsupported type %s", l.typ)
 }
 
-func scFill[T scNum](mem memory.Allocator, t arrow.DataType, n int, v T) arrow.Array {
+func scFill[T scFixed](mem memory.Allocator, t arrow.DataType, n int, v T) arrow.Array {
 	buf, o := scAllocValues[T](mem, n)
 	for i := range o {
 		o[i] = v
@@ -278,6 +294,8 @@ func scLiteralAt(arr arrow.Array, i int) *exprLit {
 		l.f = float64(scValues[float32](arr)[i])
 	case skFloat64:
 		l.f = scValues[float64](arr)[i]
+	case skDecimal:
+		l.d = scValues[scDec](arr)[i]
 	case skBool:
 		l.b = arr.(*array.Boolean).Value(i)
 	case skString:
@@ -286,6 +304,30 @@ func scLiteralAt(arr arrow.Array, i int) *exprLit {
 		l.null = true
 	}
 	return l
+}
+
+// scLitFixed returns a fixed-width literal as T (T scDec for a DECIMAL).
+func scLitFixed[T scFixed](l *exprLit) T {
+	var z T
+	if d, ok := any(&z).(*scDec); ok {
+		*d = l.d
+		return z
+	}
+	switch p := any(&z).(type) {
+	case *int8:
+		*p = int8(l.i)
+	case *int16:
+		*p = int16(l.i)
+	case *int32:
+		*p = int32(l.i)
+	case *int64:
+		*p = l.i
+	case *float32:
+		*p = float32(l.f)
+	case *float64:
+		*p = l.f
+	}
+	return z
 }
 
 // scLitNum returns a numeric literal as T. The literal has T's kind.
@@ -340,6 +382,7 @@ const (
 	skFloat64
 	skString
 	skTimestamp
+	skDecimal // Decimal128 with 0 <= scale <= precision <= 38
 )
 
 func (k scKind) isInt() bool     { return k >= skInt8 && k <= skInt64 }
@@ -392,11 +435,17 @@ func scKindOf(t arrow.DataType) scKind {
 		if t.(*arrow.TimestampType).Unit == arrow.Millisecond {
 			return skTimestamp
 		}
+	case arrow.DECIMAL128:
+		d := t.(*arrow.Decimal128Type)
+		if d.Precision >= 1 && d.Precision <= scDecMaxPrecision && d.Scale >= 0 && d.Scale <= d.Precision {
+			return skDecimal
+		}
 	}
 	return skUnsupported
 }
 
-// scTypeOf is the canonical Arrow type of a kind (timestamps: Timestamp_ms).
+// scTypeOf is the canonical Arrow type of a kind (timestamps: Timestamp_ms;
+// DECIMAL has none: nil).
 func scTypeOf(k scKind) arrow.DataType {
 	switch k {
 	case skNull:
@@ -425,7 +474,7 @@ func scTypeOf(k scKind) arrow.DataType {
 
 // SQLTypeName is the SQL spelling of an Arrow type, as error messages show it
 // to users: BIGINT, INT, SMALLINT, TINYINT, DOUBLE, FLOAT, VARCHAR, BOOLEAN,
-// TIMESTAMP(3), NULL.
+// TIMESTAMP(3), DECIMAL(p, s), NULL.
 func SQLTypeName(t arrow.DataType) string {
 	if t == nil {
 		return "<nil>"
@@ -453,6 +502,9 @@ func SQLTypeName(t arrow.DataType) string {
 		return "VARBINARY"
 	case arrow.DATE32, arrow.DATE64:
 		return "DATE"
+	case arrow.DECIMAL128, arrow.DECIMAL256, arrow.DECIMAL32, arrow.DECIMAL64:
+		d := t.(arrow.DecimalType)
+		return fmt.Sprintf("DECIMAL(%d, %d)", d.GetPrecision(), d.GetScale())
 	case arrow.TIMESTAMP:
 		switch t.(*arrow.TimestampType).Unit {
 		case arrow.Second:

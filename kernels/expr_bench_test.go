@@ -2,10 +2,12 @@ package kernels
 
 import (
 	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clink-dev/clink/vector"
@@ -247,4 +249,168 @@ func BenchmarkExpr(b *testing.B) {
 	b.Run("cast_int32_arith_double", func(b *testing.B) { etBenchEval(b, cast, dense) })
 	co := mustCall("coalesce", a, bb)
 	b.Run("coalesce_int64/nulls", func(b *testing.B) { etBenchEval(b, co, nulls) })
+
+	// LIKE 'ga%' (the prefix fast path) against bytes.HasPrefix per row.
+	like := mustCall("like", s, mustLit("ga%", etString))
+	b.Run("like_prefix", func(b *testing.B) { etBenchEval(b, like, dense) })
+	b.Run("like_prefix/sel=half", func(b *testing.B) { etBenchEval(b, like, sel) })
+	b.Run("like_prefix/hand", func(b *testing.B) {
+		str := dense.Column(6).(*array.String)
+		out := make([]byte, etBenchRows/8)
+		for i := 0; i < b.N; i++ {
+			clear(out)
+			for j := 0; j < etBenchRows; j++ {
+				if strings.HasPrefix(str.Value(j), "ga") {
+					out[j>>3] |= 1 << (j & 7)
+				}
+			}
+			etSinkBytes = out
+		}
+		etReportRows(b)
+	})
+	upper := mustCall("upper", s)
+	b.Run("upper", func(b *testing.B) { etBenchEval(b, upper, dense) })
+	b.Run("upper/hand", func(b *testing.B) {
+		str := dense.Column(6).(*array.String)
+		out := make([]byte, 0, etBenchRows*8)
+		offs := make([]int32, etBenchRows+1)
+		for i := 0; i < b.N; i++ {
+			out = out[:0]
+			for j := 0; j < etBenchRows; j++ {
+				for _, c := range []byte(str.Value(j)) {
+					if c >= 'a' && c <= 'z' {
+						c -= 32
+					}
+					out = append(out, c)
+				}
+				offs[j+1] = int32(len(out))
+			}
+			etSinkBytes = out
+		}
+		etReportRows(b)
+	})
+
+	// CASE WHEN d < 100 THEN a WHEN d < 500 THEN b ELSE a + b END.
+	case3, err := Case([]Expr{mustCall("lt", d, mustLit(100, etInt32)), mustCall("lt", d, mustLit(500, etInt32))},
+		[]Expr{a, bb}, mustCall("add", a, bb))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("case3", func(b *testing.B) { etBenchEval(b, case3, dense) })
+	b.Run("case3/sel=half", func(b *testing.B) { etBenchEval(b, case3, sel) })
+	b.Run("case3/alloc=pool", func(b *testing.B) { etBenchEvalMem(b, case3, dense, &etBenchPool{free: map[int][][]byte{}}) })
+	b.Run("case3/hand", func(b *testing.B) {
+		x, y := dense.Column(0).(*array.Int64).Int64Values(), dense.Column(1).(*array.Int64).Int64Values()
+		dv := dense.Column(5).(*array.Int32).Int32Values()
+		out := make([]int64, etBenchRows)
+		for i := 0; i < b.N; i++ {
+			for j := range out {
+				switch {
+				case dv[j] < 100:
+					out[j] = x[j]
+				case dv[j] < 500:
+					out[j] = y[j]
+				default:
+					out[j] = x[j] + y[j]
+				}
+			}
+			etSinkInt64s = out
+		}
+		etReportRows(b)
+	})
+
+	// DECIMAL(18, 2) + DECIMAL(18, 2) against a loop of decimal128.Num.Add.
+	decBatch := etBenchDecimalBatch()
+	defer decBatch.Release()
+	dt := scDecType(18, 2)
+	decAdd := mustCall("add", ColRef(0, dt, "x"), ColRef(1, dt, "y"))
+	b.Run("decimal_add", func(b *testing.B) { etBenchEval(b, decAdd, decBatch) })
+	b.Run("decimal_add/alloc=pool", func(b *testing.B) { etBenchEvalMem(b, decAdd, decBatch, &etBenchPool{free: map[int][][]byte{}}) })
+	b.Run("decimal_add/hand", func(b *testing.B) {
+		x, y := decBatch.Column(0).(*array.Decimal128).Values(), decBatch.Column(1).(*array.Decimal128).Values()
+		out := make([]decimal128.Num, etBenchRows)
+		for i := 0; i < b.N; i++ {
+			for j := range out {
+				out[j] = x[j].Add(y[j])
+			}
+			etSinkDecs = out
+		}
+		etReportRows(b)
+	})
+	decMul := mustCall("multiply", ColRef(0, dt, "x"), ColRef(1, dt, "y"))
+	b.Run("decimal_multiply", func(b *testing.B) { etBenchEval(b, decMul, decBatch) })
+	decDiv := mustCall("divide", ColRef(0, dt, "x"), ColRef(1, dt, "y"))
+	b.Run("decimal_divide", func(b *testing.B) { etBenchEval(b, decDiv, decBatch) })
+
+	// d IN (16 constants): an open-addressing hash set against a scan and a Go map.
+	var items []Expr
+	var consts []int32
+	for k := 0; k < 16; k++ {
+		items = append(items, mustLit(int64(k*61), etInt32))
+		consts = append(consts, int32(k*61))
+	}
+	in16, err := InList(d, items)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("in_list16", func(b *testing.B) { etBenchEval(b, in16, dense) })
+	b.Run("in_list16/hand_scan", func(b *testing.B) {
+		dv := dense.Column(5).(*array.Int32).Int32Values()
+		out := make([]byte, etBenchRows/8)
+		for i := 0; i < b.N; i++ {
+			clear(out)
+			for j, v := range dv {
+				for _, c := range consts {
+					if v == c {
+						out[j>>3] |= 1 << (j & 7)
+						break
+					}
+				}
+			}
+			etSinkBytes = out
+		}
+		etReportRows(b)
+	})
+	b.Run("in_list16/hand_map", func(b *testing.B) {
+		dv := dense.Column(5).(*array.Int32).Int32Values()
+		m := map[int32]struct{}{}
+		for _, c := range consts {
+			m[c] = struct{}{}
+		}
+		out := make([]byte, etBenchRows/8)
+		for i := 0; i < b.N; i++ {
+			clear(out)
+			for j, v := range dv {
+				if _, ok := m[v]; ok {
+					out[j>>3] |= 1 << (j & 7)
+				}
+			}
+			etSinkBytes = out
+		}
+		etReportRows(b)
+	})
+	extract := mustCall("extract", mustLit("DAY", etString), mustCall("to_timestamp_ltz", a))
+	b.Run("extract_day", func(b *testing.B) { etBenchEval(b, extract, dense) })
+	substr := mustCall("substring", s, mustLit(2, etInt32), mustLit(3, etInt32))
+	b.Run("substring", func(b *testing.B) { etBenchEval(b, substr, dense) })
+}
+
+var etSinkDecs []decimal128.Num
+
+// etBenchDecimalBatch has two DECIMAL(18, 2) columns x, y (y never zero).
+func etBenchDecimalBatch() *vector.Batch {
+	r := rand.New(rand.NewSource(3))
+	mem := memory.NewGoAllocator()
+	t := scDecType(18, 2)
+	x, y := array.NewDecimal128Builder(mem, t), array.NewDecimal128Builder(mem, t)
+	for i := 0; i < etBenchRows; i++ {
+		x.Append(decimal128.FromI64(r.Int63n(1e15) - 5e14))
+		y.Append(decimal128.FromI64(r.Int63n(1e12) + 1))
+	}
+	cols := []arrow.Array{x.NewArray(), y.NewArray()}
+	rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "x", Type: t}, {Name: "y", Type: t}}, nil), cols, etBenchRows)
+	for _, c := range cols {
+		c.Release()
+	}
+	return vector.New(rec)
 }

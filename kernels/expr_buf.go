@@ -21,6 +21,10 @@ type scFloat interface{ ~float32 | ~float64 }
 
 type scNum interface{ scInt | scFloat }
 
+// scFixed is every fixed-width value type the kernels store: numbers and
+// DECIMAL's 128-bit values.
+type scFixed interface{ scNum | scDec }
+
 // scReinterpret views b as a []T (little-endian, as Arrow is).
 func scReinterpret[T any](b []byte) []T {
 	var z T
@@ -34,7 +38,7 @@ func scReinterpret[T any](b []byte) []T {
 // scValues is the value slice of a fixed-width array, offset applied. An
 // array whose value buffer is absent or short (all NULL, from a lenient
 // producer) reads as zeros.
-func scValues[T scNum](a arrow.Array) []T {
+func scValues[T scFixed](a arrow.Array) []T {
 	d := a.Data()
 	if d.Len() == 0 {
 		return nil
@@ -71,7 +75,7 @@ func scStrings(a arrow.Array) ([]int32, []byte) {
 	return offs, data
 }
 
-func scAllocValues[T scNum](mem memory.Allocator, n int) (*memory.Buffer, []T) {
+func scAllocValues[T scFixed](mem memory.Allocator, n int) (*memory.Buffer, []T) {
 	var z T
 	buf := memory.NewResizableBuffer(mem)
 	buf.Resize(n * int(unsafe.Sizeof(z)))
@@ -268,8 +272,27 @@ func (w *scStrWriter) appendBytes(s []byte) {
 // appended is empty).
 func (w *scStrWriter) endRow(i int) { w.offs[i+1] = int32(w.n) }
 
+// fillTo closes rows [from, to) empty: the rows a kernel skipped (not live
+// or NULL) between the ones it wrote. Returns to.
+func (w *scStrWriter) fillTo(from, to int) int {
+	o := int32(w.n)
+	for r := from; r < to; r++ {
+		w.offs[r+1] = o
+	}
+	return to
+}
+
 func (w *scStrWriter) finish(t arrow.DataType, validity *memory.Buffer, nulls int) arrow.Array {
 	w.data.Resize(w.n)
 	n := len(w.offs) - 1
 	return scMakeArray(t, n, validity, nulls, w.offBuf, w.data)
+}
+
+// arrayData builds an array of type t over bufs (validity first) at offset
+// off. Unlike scMakeArray it retains the buffers: the caller keeps its
+// references.
+func arrayData(t arrow.DataType, n int, bufs []*memory.Buffer, nulls, off int) arrow.Array {
+	data := array.NewData(t, n, bufs, nil, nulls, off)
+	defer data.Release()
+	return array.MakeFromData(data)
 }

@@ -66,14 +66,19 @@ func etOneBatch(t *testing.T, mem memory.Allocator, cols map[string][]any, types
 			case float64:
 				vals[i] = etVal{f: x}
 			case string:
-				vals[i] = etVal{s: x}
+				if k == skDecimal {
+					_, sc := scDecPS(typ)
+					vals[i] = etVal{d: etDecText(x, sc)}
+				} else {
+					vals[i] = etVal{s: x}
+				}
 			case bool:
 				vals[i] = etVal{b: x}
 			}
 		}
 		n = len(vals)
 		fields = append(fields, arrow.Field{Name: name, Type: typ, Nullable: true})
-		arrs = append(arrs, etBuildArray(mem, k, vals))
+		arrs = append(arrs, etBuildArrayT(mem, typ, vals))
 	}
 	rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), arrs, int64(n))
 	for _, a := range arrs {
@@ -355,7 +360,9 @@ func TestCallErrors(t *testing.T) {
 		{"equal", []Expr{str, big}, "function equal does not accept (VARCHAR, BIGINT)"},
 		{"gt", []Expr{ts, big}, "function gt does not accept (TIMESTAMP(3), BIGINT)"},
 		{"add", []Expr{bo, big}, "function add does not accept (BOOLEAN, BIGINT)"},
-		{"add", []Expr{ts, big}, "function add does not accept (TIMESTAMP(3), BIGINT)"},
+		{"subtract", []Expr{big, ts}, "function subtract does not accept (BIGINT, TIMESTAMP(3))"},
+		{"add", []Expr{ts, ts}, "function add does not accept (TIMESTAMP(3), TIMESTAMP(3))"},
+		{"multiply", []Expr{ts, big}, "function multiply does not accept (TIMESTAMP(3), BIGINT)"},
 		{"add", []Expr{str, etLit(t, int64(1), etInt32)}, "function add does not accept (VARCHAR, INT)"},
 		{"add", []Expr{null, null}, "function add does not accept (NULL, NULL)"},
 		{"equal", []Expr{null, null}, "function equal does not accept (NULL, NULL)"},
@@ -382,7 +389,7 @@ func TestCallErrors(t *testing.T) {
 	if err := reg.Register(&Function{Name: "Add", Bind: bindNegate}); err == nil {
 		t.Error("duplicate registration accepted")
 	}
-	if names := reg.Names(); len(names) != 22 {
+	if names := reg.Names(); len(names) != 46 {
 		t.Errorf("registered %d functions: %v", len(names), names)
 	}
 	// Literals.

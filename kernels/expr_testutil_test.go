@@ -3,11 +3,13 @@ package kernels
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clink-dev/clink/vector"
@@ -20,11 +22,15 @@ type etVal struct {
 	f    float64
 	s    string
 	b    bool
+	d    *big.Int // DECIMAL: the unscaled value
 }
 
 func (v etVal) String() string {
 	if v.null {
 		return "NULL"
+	}
+	if v.d != nil {
+		return fmt.Sprintf("{d:%s}", v.d)
 	}
 	return fmt.Sprintf("{i:%d f:%v s:%q b:%v}", v.i, v.f, v.s, v.b)
 }
@@ -57,6 +63,8 @@ func etRowVal(arr arrow.Array, i int) etVal {
 		return etVal{s: a.Value(i)}
 	case *array.Boolean:
 		return etVal{b: a.Value(i)}
+	case *array.Decimal128:
+		return etVal{d: a.Value(i).BigInt()}
 	}
 	panic(fmt.Sprintf("etRowVal: %T", arr))
 }
@@ -105,7 +113,11 @@ func etGenVal(r *rand.Rand, k scKind) etVal {
 }
 
 func etBuildArray(mem memory.Allocator, k scKind, vals []etVal) arrow.Array {
-	bld := array.NewBuilder(mem, scTypeOf(k))
+	return etBuildArrayT(mem, scTypeOf(k), vals)
+}
+
+func etBuildArrayT(mem memory.Allocator, t arrow.DataType, vals []etVal) arrow.Array {
+	bld := array.NewBuilder(mem, t)
 	defer bld.Release()
 	for _, v := range vals {
 		if v.null {
@@ -131,9 +143,76 @@ func etBuildArray(mem memory.Allocator, k scKind, vals []etVal) arrow.Array {
 			b.Append(v.s)
 		case *array.BooleanBuilder:
 			b.Append(v.b)
+		case *array.Decimal128Builder:
+			b.Append(decimal128.FromBigInt(v.d))
 		}
 	}
 	return bld.NewArray()
+}
+
+// Extra columns of etRandBatch beyond two of every kind: DECIMALs narrow
+// and wide, and text with spaces, wildcards, separators and multi-byte
+// characters.
+var (
+	etDecNarrow = scDecType(9, 2)
+	etDecWide   = scDecType(38, 10)
+	etExtraCols = []struct {
+		name string
+		typ  arrow.DataType
+	}{
+		{"DEC_a", etDecNarrow}, {"DEC_b", etDecNarrow}, {"DECW_a", etDecWide}, {"DECW_b", etDecWide},
+		{"DEC0_a", scDecType(18, 0)}, {"TEXT_a", arrow.BinaryTypes.String}, {"TEXT_b", arrow.BinaryTypes.String},
+	}
+)
+
+// etGenDec draws a DECIMAL(p, s) value: mostly small with ties at every
+// digit (x.5, x.05), now and then the largest magnitudes.
+func etGenDec(r *rand.Rand, t arrow.DataType) etVal {
+	p, s := scDecPS(t)
+	max := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(p)), nil)
+	max.Sub(max, big.NewInt(1))
+	var v *big.Int
+	switch r.Intn(10) {
+	case 0:
+		v = new(big.Int).Set(max)
+	case 1:
+		v = new(big.Int).Rand(r, max)
+	case 2:
+		v = big.NewInt(0)
+	case 3: // a tie at some scale
+		k := r.Intn(s + 1)
+		v = big.NewInt(int64(r.Intn(2000) - 1000))
+		v.Mul(v, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(k)), nil))
+		if k > 0 {
+			v.Add(v, new(big.Int).Mul(big.NewInt(5), new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(k-1)), nil)))
+		}
+	default:
+		v = big.NewInt(int64(r.Intn(200001) - 100000))
+	}
+	if v.CmpAbs(max) > 0 {
+		v.Mod(v, max)
+	}
+	if r.Intn(2) == 0 {
+		v.Neg(v)
+	}
+	return etVal{d: v}
+}
+
+func etGenText(r *rand.Rand) etVal {
+	alpha := []string{"a", "b", "A", "é", "ß", "日", " ", " ", ",", "%", "_", "ab", "x", "Ω", "ı"}
+	s := ""
+	for n := r.Intn(7); n > 0; n-- {
+		s += alpha[r.Intn(len(alpha))]
+	}
+	return etVal{s: s}
+}
+
+// etGenValT draws a value of type t (etGenVal, or a DECIMAL).
+func etGenValT(r *rand.Rand, t arrow.DataType) etVal {
+	if scKindOf(t) == skDecimal {
+		return etGenDec(r, t)
+	}
+	return etGenVal(r, scKindOf(t))
 }
 
 // etTestBatch is a random batch with two columns ("a", "b") of every kind,
@@ -163,26 +242,35 @@ func etRandBatch(r *rand.Rand, mem memory.Allocator) *etTestBatch {
 	tb := &etTestBatch{vals: map[string][]etVal{}, cols: map[string]int{}}
 	var fields []arrow.Field
 	var cols []arrow.Array
+	add := func(name string, t arrow.DataType, gen func() etVal) {
+		nullP := []float64{0, 0, 0.1, 0.5, 1}[r.Intn(5)]
+		off := []int{0, 0, 3, 8, 13}[r.Intn(5)]
+		vals := make([]etVal, n+off+2)
+		for i := range vals {
+			if r.Float64() < nullP {
+				vals[i] = etVal{null: true}
+			} else {
+				vals[i] = gen()
+			}
+		}
+		full := etBuildArrayT(mem, t, vals)
+		arr := array.NewSlice(full, int64(off), int64(off+n))
+		full.Release()
+		tb.cols[name] = len(cols)
+		tb.vals[name] = vals[off : off+n]
+		fields = append(fields, arrow.Field{Name: name, Type: t, Nullable: true})
+		cols = append(cols, arr)
+	}
 	for _, k := range scTestKinds {
 		for _, side := range []string{"a", "b"} {
-			name := etColName(k, side)
-			nullP := []float64{0, 0, 0.1, 0.5, 1}[r.Intn(5)]
-			off := []int{0, 0, 3, 8, 13}[r.Intn(5)]
-			vals := make([]etVal, n+off+2)
-			for i := range vals {
-				if r.Float64() < nullP {
-					vals[i] = etVal{null: true}
-				} else {
-					vals[i] = etGenVal(r, k)
-				}
-			}
-			full := etBuildArray(mem, k, vals)
-			arr := array.NewSlice(full, int64(off), int64(off+n))
-			full.Release()
-			tb.cols[name] = len(cols)
-			tb.vals[name] = vals[off : off+n]
-			fields = append(fields, arrow.Field{Name: name, Type: scTypeOf(k), Nullable: true})
-			cols = append(cols, arr)
+			add(etColName(k, side), scTypeOf(k), func() etVal { return etGenVal(r, k) })
+		}
+	}
+	for _, c := range etExtraCols {
+		if scKindOf(c.typ) == skDecimal {
+			add(c.name, c.typ, func() etVal { return etGenDec(r, c.typ) })
+		} else {
+			add(c.name, c.typ, func() etVal { return etGenText(r) })
 		}
 	}
 	rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(n))
@@ -228,6 +316,8 @@ func etSameVal(k scKind, got, want etVal) bool {
 		return got.s == want.s
 	case k == skBool:
 		return got.b == want.b
+	case k == skDecimal:
+		return got.d != nil && want.d != nil && got.d.Cmp(want.d) == 0
 	}
 	return false
 }
@@ -447,8 +537,18 @@ func etRefOr(x, y etVal) etVal {
 // etLiteralOf makes a literal expression holding v of kind k.
 func etLiteralOf(t *testing.T, v etVal, k scKind) Expr {
 	t.Helper()
+	return etLiteralOfT(t, v, scTypeOf(k))
+}
+
+// etLiteralOfT makes a literal expression holding v of type typ.
+func etLiteralOfT(t *testing.T, v etVal, typ arrow.DataType) Expr {
+	t.Helper()
+	k := scKindOf(typ)
 	var x any
 	switch {
+	case v.null:
+	case k == skDecimal:
+		x = decimal128.FromBigInt(v.d)
 	case v.null:
 	case k.isInt() || k == skTimestamp:
 		x = v.i
@@ -459,11 +559,39 @@ func etLiteralOf(t *testing.T, v etVal, k scKind) Expr {
 	case k == skBool:
 		x = v.b
 	}
-	e, err := Literal(x, scTypeOf(k))
+	e, err := Literal(x, typ)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// etColOp is column name of tb as an operand.
+func etColOp(tb *etTestBatch, name string) etOperand {
+	vals := tb.vals[name]
+	return etOperand{e: tb.col(name), val: func(i int) etVal { return vals[i] }}
+}
+
+// etOperandsT yields the shapes of a binary call over two named columns
+// of tb (see etOperands), literals drawn from the columns' types.
+func etOperandsT(t *testing.T, r *rand.Rand, tb *etTestBatch, lc, rc string) [][2]etOperand {
+	lit := func(name string) etOperand {
+		typ := tb.b.Schema().Field(tb.cols[name]).Type
+		v := etGenValT(r, typ)
+		return etOperand{e: etLiteralOfT(t, v, typ), val: func(int) etVal { return v }}
+	}
+	null := func(name string) etOperand {
+		typ := tb.b.Schema().Field(tb.cols[name]).Type
+		return etOperand{e: etLiteralOfT(t, etVal{null: true}, typ), val: func(int) etVal { return etVal{null: true} }}
+	}
+	return [][2]etOperand{
+		{etColOp(tb, lc), etColOp(tb, rc)},
+		{etColOp(tb, lc), lit(rc)},
+		{lit(lc), etColOp(tb, rc)},
+		{lit(lc), lit(rc)},
+		{null(lc), etColOp(tb, rc)},
+		{etColOp(tb, lc), null(rc)},
+	}
 }
 
 // etOperand is one side of a call in a test: a column or a literal.

@@ -38,37 +38,81 @@ const (
 func bindArith(name string, op scArithOp) func(args []Expr) (Expr, error) {
 	return func(args []Expr) (Expr, error) {
 		lk, rk := scKindOf(args[0].Type()), scKindOf(args[1].Type())
+		switch {
+		case lk == skDecimal || rk == skDecimal:
+			return bindDecimalArith(name, op, args)
+		case lk == skTimestamp || rk == skTimestamp:
+			return bindTimestampArith(name, op, args)
+		}
 		k, ok := scCommonKind(lk, rk)
 		if !ok || !k.isNumeric() {
 			return nil, scSigError(name, args)
 		}
-		t := scTypeOf(k)
-		if scIsNullLiteral(args[0]) || scIsNullLiteral(args[1]) {
-			return Literal(nil, t)
-		}
-		l, err := scCoerce(args[0], k, t)
-		if err != nil {
-			return nil, err
-		}
-		r, err := scCoerce(args[1], k, t)
-		if err != nil {
-			return nil, err
-		}
-		switch k {
-		case skInt8:
-			return newArithInt[int8](name, op, t, l, r), nil
-		case skInt16:
-			return newArithInt[int16](name, op, t, l, r), nil
-		case skInt32:
-			return newArithInt[int32](name, op, t, l, r), nil
-		case skInt64:
-			return newArithInt[int64](name, op, t, l, r), nil
-		case skFloat32:
-			return newArith[float32](name, op, t, l, r), nil
-		default:
-			return newArith[float64](name, op, t, l, r), nil
-		}
+		return bindArithKind(name, op, k, args)
 	}
+}
+
+// bindArithKind compiles a binary operator over numeric kind k, converting
+// both operands to it.
+func bindArithKind(name string, op scArithOp, k scKind, args []Expr) (Expr, error) {
+	t := scTypeOf(k)
+	if scIsNullLiteral(args[0]) || scIsNullLiteral(args[1]) {
+		return Literal(nil, t)
+	}
+	l, err := scCoerce(args[0], k, t)
+	if err != nil {
+		return nil, err
+	}
+	r, err := scCoerce(args[1], k, t)
+	if err != nil {
+		return nil, err
+	}
+	switch k {
+	case skInt8:
+		return newArithInt[int8](name, op, t, l, r), nil
+	case skInt16:
+		return newArithInt[int16](name, op, t, l, r), nil
+	case skInt32:
+		return newArithInt[int32](name, op, t, l, r), nil
+	case skInt64:
+		return newArithInt[int64](name, op, t, l, r), nil
+	case skFloat32:
+		return newArith[float32](name, op, t, l, r), nil
+	default:
+		return newArith[float64](name, op, t, l, r), nil
+	}
+}
+
+// bindTimestampArith is TIMESTAMP ± an interval: add(ts, n), add(n, ts) and
+// subtract(ts, n) with n an integer number of milliseconds (an INTERVAL is
+// its length in ms) give a TIMESTAMP(3); the sum wraps like BIGINT.
+func bindTimestampArith(name string, op scArithOp, args []Expr) (Expr, error) {
+	lk, rk := scKindOf(args[0].Type()), scKindOf(args[1].Type())
+	tsLeft := lk == skTimestamp && (rk.isInt() || rk == skNull)
+	tsRight := rk == skTimestamp && (lk.isInt() || lk == skNull)
+	if !(op == scAdd && (tsLeft || tsRight) || op == scSub && tsLeft) {
+		return nil, scSigError(name, args)
+	}
+	t := args[0].Type()
+	if !tsLeft {
+		t = args[1].Type()
+	}
+	if scIsNullLiteral(args[0]) || scIsNullLiteral(args[1]) {
+		return Literal(nil, t)
+	}
+	ops := make([]Expr, 2)
+	for i, a := range args {
+		if scKindOf(a.Type()) == skTimestamp {
+			ops[i] = a
+			continue
+		}
+		c, err := scCoerce(a, skInt64, scTypeOf(skInt64))
+		if err != nil {
+			return nil, err
+		}
+		ops[i] = c
+	}
+	return newArith[int64](name, op, t, ops[0], ops[1]), nil
 }
 
 // arithExpr is a binary arithmetic operator over T. A literal operand is
@@ -452,6 +496,12 @@ func scAnyLiveValid(n int, sel []int32, valid []byte) bool {
 
 func bindNegate(args []Expr) (Expr, error) {
 	k := scKindOf(args[0].Type())
+	if k == skDecimal {
+		if scIsNullLiteral(args[0]) {
+			return Literal(nil, args[0].Type())
+		}
+		return bindDecimalNegate("negate", false, args[0]), nil
+	}
 	if !k.isNumeric() {
 		return nil, scSigError("negate", args)
 	}

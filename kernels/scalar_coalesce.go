@@ -12,17 +12,11 @@ import (
 )
 
 func bindCoalesce(args []Expr) (Expr, error) {
-	k := skNull
-	for _, a := range args {
-		var ok bool
-		if k, ok = scCommonKind(k, scKindOf(a.Type())); !ok {
-			return nil, scSigError("coalesce", args)
-		}
-	}
-	if k == skNull {
+	t, ok := scCommonTypes(args)
+	k := scKindOf(t)
+	if !ok || k == skNull {
 		return nil, scSigError("coalesce", args)
 	}
-	t := scTypeFor(k, args...)
 	ops := make([]Expr, 0, len(args))
 	for _, a := range args {
 		if scIsNullLiteral(a) {
@@ -104,6 +98,8 @@ func (e *coalesceExpr) Eval(b *vector.Batch, mem memory.Allocator) (arrow.Array,
 		return scCoalesceFixed[float32](e, b, mem, first)
 	case skFloat64:
 		return scCoalesceFixed[float64](e, b, mem, first)
+	case skDecimal:
+		return scCoalesceFixed[scDec](e, b, mem, first)
 	}
 	arrs := []arrow.Array{first}
 	defer func() {
@@ -224,7 +220,7 @@ func (e *coalesceExpr) Eval(b *vector.Batch, mem memory.Allocator) (arrow.Array,
 // scCoalesceFixed is COALESCE over fixed-width values: it starts from the
 // first operand's values and validity and overwrites only the rows still
 // NULL. It takes over first.
-func scCoalesceFixed[T scNum](e *coalesceExpr, b *vector.Batch, mem memory.Allocator, first arrow.Array) (arrow.Array, error) {
+func scCoalesceFixed[T scFixed](e *coalesceExpr, b *vector.Batch, mem memory.Allocator, first arrow.Array) (arrow.Array, error) {
 	defer first.Release()
 	n := b.NumRows()
 	buf, o := scAllocValues[T](mem, n)
@@ -237,7 +233,7 @@ func scCoalesceFixed[T scNum](e *coalesceExpr, b *vector.Batch, mem memory.Alloc
 	pending := scNullRows(vbits, n, b.Sel)
 	for k := 1; k < len(e.args) && len(pending) > 0; k++ {
 		if k == len(e.args)-1 && e.lit != nil {
-			v := scLitNum[T](e.lit)
+			v := scLitFixed[T](e.lit)
 			for _, i := range pending {
 				o[i] = v
 				bitutil.SetBit(vbits, int(i))

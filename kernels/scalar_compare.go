@@ -42,6 +42,9 @@ func bindCompare(name string, cmp scCmpOp) func(args []Expr) (Expr, error) {
 	return func(args []Expr) (Expr, error) {
 		l, r, op, fname := args[0], args[1], cmp, name
 		lk, rk := scKindOf(l.Type()), scKindOf(r.Type())
+		if lk == skDecimal || rk == skDecimal {
+			return bindDecimalCompare(name, cmp, args)
+		}
 		k, ok := scCommonKind(lk, rk)
 		if !ok || k == skNull {
 			return nil, scSigError(name, args)
