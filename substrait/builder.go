@@ -105,6 +105,12 @@ func LitF64(v float64) *pb.Expression {
 	return lit(&pb.Expression_Literal{LiteralType: &pb.Expression_Literal_Fp64{Fp64: v}})
 }
 
+// LitDecimal is an exact DECIMAL(p, s) literal: unscaled is the value
+// times 10^s as 16 bytes, little-endian two's complement.
+func LitDecimal(unscaled []byte, precision, scale int32) *pb.Expression {
+	return lit(&pb.Expression_Literal{LiteralType: &pb.Expression_Literal_Decimal_{Decimal: &pb.Expression_Literal_Decimal{Value: unscaled, Precision: precision, Scale: scale}}})
+}
+
 // LitString is a VARCHAR literal.
 func LitString(v string) *pb.Expression {
 	return lit(&pb.Expression_Literal{LiteralType: &pb.Expression_Literal_String_{String_: v}})

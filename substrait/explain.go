@@ -187,6 +187,17 @@ func (e *explainer) expr(x *pb.Expression) string {
 		return fmt.Sprintf("%s(%s)", e.fname(v.ScalarFunction.GetFunctionReference()), e.args(v.ScalarFunction.GetArguments()))
 	case *pb.Expression_Cast_:
 		return fmt.Sprintf("cast(%s AS %s)", e.expr(v.Cast.GetInput()), TypeString(v.Cast.GetType()))
+	case *pb.Expression_IfThen_:
+		var parts []string
+		for _, c := range v.IfThen.GetIfs() {
+			parts = append(parts, "when "+e.expr(c.GetIf())+" then "+e.expr(c.GetThen()))
+		}
+		if v.IfThen.GetElse() != nil {
+			parts = append(parts, "else "+e.expr(v.IfThen.GetElse()))
+		}
+		return "case(" + strings.Join(parts, " ") + ")"
+	case *pb.Expression_SingularOrList_:
+		return e.expr(v.SingularOrList.GetValue()) + " in [" + e.exprs(v.SingularOrList.GetOptions()) + "]"
 	}
 	return fmt.Sprintf("%T", x.GetRexType())
 }

@@ -25,6 +25,8 @@ const (
 	URNBoolean    = "extension:io.substrait:functions_boolean"
 	URNAggregate  = "extension:io.substrait:functions_aggregate_generic"
 	URNDatetime   = "extension:io.substrait:functions_datetime"
+	URNString     = "extension:io.substrait:functions_string"
+	URNRounding   = "extension:io.substrait:functions_rounding"
 )
 
 // ClinkExtensionURI is where the YAML is published, for consumers that

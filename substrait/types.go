@@ -31,6 +31,9 @@ func TypeOf(t arrow.DataType) (*pb.Type, error) {
 		return &pb.Type{Kind: &pb.Type_Bool{Bool: &pb.Type_Boolean{Nullability: nullable}}}, nil
 	case arrow.TIMESTAMP:
 		return &pb.Type{Kind: &pb.Type_PrecisionTimestamp_{PrecisionTimestamp: &pb.Type_PrecisionTimestamp{Precision: 3, Nullability: nullable}}}, nil
+	case arrow.DECIMAL128:
+		d := t.(*arrow.Decimal128Type)
+		return &pb.Type{Kind: &pb.Type_Decimal_{Decimal: &pb.Type_Decimal{Precision: d.Precision, Scale: d.Scale, Nullability: nullable}}}, nil
 	}
 	return nil, fmt.Errorf("type %s has no Substrait mapping", t)
 }
@@ -54,6 +57,9 @@ func ArrowOf(t *pb.Type) (arrow.DataType, error) {
 		return arrow.BinaryTypes.String, nil
 	case *pb.Type_Bool:
 		return arrow.FixedWidthTypes.Boolean, nil
+	case *pb.Type_Decimal_:
+		d := t.GetDecimal()
+		return &arrow.Decimal128Type{Precision: d.GetPrecision(), Scale: d.GetScale()}, nil
 	case *pb.Type_PrecisionTimestamp_:
 		if p := t.GetPrecisionTimestamp().GetPrecision(); p != 3 {
 			return nil, fmt.Errorf("TIMESTAMP(%d) is not supported: Clink timestamps have millisecond precision, TIMESTAMP(3)", p)
@@ -85,6 +91,8 @@ func ShortName(t arrow.DataType) string {
 		return "bool"
 	case arrow.TIMESTAMP:
 		return "pts"
+	case arrow.DECIMAL128:
+		return "dec"
 	}
 	return "any"
 }

@@ -1,9 +1,11 @@
 package planner
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	pb "github.com/substrait-io/substrait-protobuf/go/substraitpb"
 
 	"github.com/clink-dev/clink/kernels"
@@ -42,6 +44,42 @@ func (b *builder) expr(e *pb.Expression, in *arrow.Schema) (kernels.Expr, error)
 			}
 		}
 		return b.env.Funcs.Call(name, args)
+	case *pb.Expression_IfThen_:
+		it := x.IfThen
+		var conds, results []kernels.Expr
+		for _, c := range it.GetIfs() {
+			ce, err := b.expr(c.GetIf(), in)
+			if err != nil {
+				return nil, err
+			}
+			re, err := b.expr(c.GetThen(), in)
+			if err != nil {
+				return nil, err
+			}
+			conds, results = append(conds, ce), append(results, re)
+		}
+		var els kernels.Expr
+		if it.GetElse() != nil {
+			var err error
+			if els, err = b.expr(it.GetElse(), in); err != nil {
+				return nil, err
+			}
+		}
+		return kernels.Case(conds, results, els)
+	case *pb.Expression_SingularOrList_:
+		v, err := b.expr(x.SingularOrList.GetValue(), in)
+		if err != nil {
+			return nil, err
+		}
+		var items []kernels.Expr
+		for _, o := range x.SingularOrList.GetOptions() {
+			ie, err := b.expr(o, in)
+			if err != nil {
+				return nil, err
+			}
+			items = append(items, ie)
+		}
+		return kernels.InList(v, items)
 	case *pb.Expression_Cast_:
 		inner, err := b.expr(x.Cast.GetInput(), in)
 		if err != nil {
@@ -74,6 +112,13 @@ func literal(l *pb.Expression_Literal) (kernels.Expr, error) {
 		return kernels.Literal(v.String_, arrow.BinaryTypes.String)
 	case *pb.Expression_Literal_Boolean:
 		return kernels.Literal(v.Boolean, arrow.FixedWidthTypes.Boolean)
+	case *pb.Expression_Literal_Decimal_:
+		d := v.Decimal
+		if len(d.GetValue()) != 16 {
+			return nil, fmt.Errorf("decimal literal has %d bytes, want 16", len(d.GetValue()))
+		}
+		num := decimal128.New(int64(binary.LittleEndian.Uint64(d.GetValue()[8:])), binary.LittleEndian.Uint64(d.GetValue()[:8]))
+		return kernels.Literal(num, &arrow.Decimal128Type{Precision: d.GetPrecision(), Scale: d.GetScale()})
 	case *pb.Expression_Literal_Null:
 		t, err := substrait.ArrowOf(v.Null)
 		if err != nil {

@@ -182,6 +182,16 @@ func (b *binder) sqlType(t TypeName) (arrow.DataType, error) {
 		return arrow.BinaryTypes.String, nil
 	case TypeBoolean:
 		return arrow.FixedWidthTypes.Boolean, nil
+	case TypeDecimal:
+		// Flink's default is DECIMAL(10, 0).
+		p, sc := 10, 0
+		if t.HasPrecision {
+			p, sc = t.Precision, t.Scale
+		}
+		if p < 1 || p > 38 || sc < 0 || sc > p {
+			return nil, b.errf(t.Pos, "DECIMAL(%d, %d) is not valid: precision 1..38, scale 0..precision", p, sc)
+		}
+		return &arrow.Decimal128Type{Precision: int32(p), Scale: int32(sc)}, nil
 	case TypeTimestamp:
 		if t.HasPrecision && t.Precision != 3 {
 			return nil, b.errf(t.Pos, "TIMESTAMP(%d) is not supported: Clink timestamps have millisecond precision, use TIMESTAMP(3)", t.Precision)

@@ -1,10 +1,13 @@
 package sql
 
 import (
+	binenc "encoding/binary"
 	"math"
+	"math/big"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	pb "github.com/substrait-io/substrait-protobuf/go/substraitpb"
 
 	"github.com/clink-dev/clink/kernels"
@@ -25,6 +28,26 @@ var funcURN = map[string]string{
 	"coalesce": substrait.URNComparison,
 	"and":      substrait.URNBoolean, "or": substrait.URNBoolean, "not": substrait.URNBoolean,
 	"window_start": substrait.URNClink, "window_end": substrait.URNClink,
+	"upper": substrait.URNString, "lower": substrait.URNString, "char_length": substrait.URNString,
+	"substring": substrait.URNString, "trim": substrait.URNString, "ltrim": substrait.URNString,
+	"rtrim": substrait.URNString, "concat": substrait.URNString, "replace": substrait.URNString,
+	"strpos": substrait.URNString, "like": substrait.URNString,
+	"abs": substrait.URNArithmetic, "power": substrait.URNArithmetic, "sqrt": substrait.URNArithmetic,
+	"floor": substrait.URNRounding, "ceil": substrait.URNRounding, "round": substrait.URNRounding,
+	"extract": substrait.URNDatetime,
+	"nullif": substrait.URNClink, "split_part": substrait.URNClink, "date_trunc": substrait.URNClink,
+	"to_timestamp": substrait.URNClink, "to_timestamp_ltz": substrait.URNClink,
+}
+
+// sqlFuncs maps the SQL names users write to registry names.
+var sqlFuncs = map[string]string{
+	"UPPER": "upper", "LOWER": "lower", "CHAR_LENGTH": "char_length", "CHARACTER_LENGTH": "char_length",
+	"SUBSTRING": "substring", "SUBSTR": "substring", "CONCAT": "concat", "REPLACE": "replace",
+	"POSITION": "strpos", "SPLIT_PART": "split_part", "LTRIM": "ltrim", "RTRIM": "rtrim",
+	"ABS": "abs", "FLOOR": "floor", "CEIL": "ceil", "CEILING": "ceil", "ROUND": "round",
+	"MOD": "modulus", "POWER": "power", "POW": "power", "SQRT": "sqrt",
+	"NULLIF": "nullif", "COALESCE": "coalesce", "DATE_TRUNC": "date_trunc",
+	"TO_TIMESTAMP": "to_timestamp", "TO_TIMESTAMP_LTZ": "to_timestamp_ltz",
 }
 
 // compound is a function's signature name as the extension files declare
@@ -125,6 +148,46 @@ func (b *binder) cast(e bound, t arrow.DataType) bound {
 	return bound{pb: substrait.Cast(e.pb, pt), typ: t, col: -1}
 }
 
+// decimalLit binds an exact decimal literal.
+func (b *binder) decimalLit(x *NumberLit) (bound, error) {
+	text := strings.TrimPrefix(x.Text, "+")
+	neg := strings.HasPrefix(text, "-")
+	text = strings.TrimPrefix(text, "-")
+	intPart, frac, _ := strings.Cut(text, ".")
+	digits := strings.TrimLeft(intPart+frac, "0")
+	p := len(digits)
+	if p < len(frac) {
+		p = len(frac)
+	}
+	if p == 0 {
+		p = 1
+	}
+	if p > 38 {
+		return bound{pb: substrait.LitF64(x.Value), typ: arrow.PrimitiveTypes.Float64, col: -1}, nil
+	}
+	n, ok := new(big.Int).SetString(intPart+frac, 10)
+	if !ok {
+		return bound{}, b.errf(x.Pos, "invalid decimal literal %s", x.Text)
+	}
+	if neg {
+		n.Neg(n)
+	}
+	num := decimal128.FromBigInt(n)
+	raw := make([]byte, 16)
+	binenc.LittleEndian.PutUint64(raw[:8], num.LowBits())
+	binenc.LittleEndian.PutUint64(raw[8:], uint64(num.HighBits()))
+	t := &arrow.Decimal128Type{Precision: int32(p), Scale: int32(len(frac))}
+	return bound{pb: substrait.LitDecimal(raw, t.Precision, t.Scale), typ: t, col: -1}, nil
+}
+
+// castNull gives an untyped NULL the type t; other values are unchanged.
+func (b *binder) castNull(e bound, t arrow.DataType) bound {
+	if e.typ.ID() == arrow.NULL {
+		return b.cast(e, t)
+	}
+	return e
+}
+
 // coerce converts e to want where SQL allows it implicitly (numeric
 // widening, NULL); ok is false otherwise.
 func (b *binder) coerce(e bound, want arrow.DataType) (bound, bool) {
@@ -139,6 +202,7 @@ func (b *binder) coerce(e bound, want arrow.DataType) (bound, bool) {
 }
 
 var binaryFuncs = map[BinaryOp]string{
+	OpConcat: "concat",
 	OpAdd: "add", OpSub: "subtract", OpMul: "multiply", OpDiv: "divide", OpMod: "modulus",
 	OpEq: "equal", OpNe: "not_equal", OpLt: "lt", OpLe: "lte", OpGt: "gt", OpGe: "gte",
 	OpAnd: "and", OpOr: "or",
@@ -171,7 +235,11 @@ func (b *binder) expr(e Expr, sc *scope) (bound, error) {
 		}
 		return bound{pb: substrait.LitI64(x.Value), typ: arrow.PrimitiveTypes.Int64, col: -1}, nil
 	case *NumberLit:
-		return bound{pb: substrait.LitF64(x.Value), typ: arrow.PrimitiveTypes.Float64, col: -1}, nil
+		if x.Exponent {
+			return bound{pb: substrait.LitF64(x.Value), typ: arrow.PrimitiveTypes.Float64, col: -1}, nil
+		}
+		// 1.50 is an exact DECIMAL(3, 2), as in Flink.
+		return b.decimalLit(x)
 	case *StringLit:
 		return bound{pb: substrait.LitString(x.Value), typ: arrow.BinaryTypes.String, col: -1}, nil
 	case *BoolLit:
@@ -204,6 +272,23 @@ func (b *binder) expr(e Expr, sc *scope) (bound, error) {
 				}
 			}
 			return b.call(x.OpPos, string(x.Op), name, b.cast(l, arrow.FixedWidthTypes.Boolean), b.cast(r, arrow.FixedWidthTypes.Boolean))
+		}
+		if x.Op == OpConcat {
+			return b.call(x.OpPos, "||", "concat", b.castNull(l, arrow.BinaryTypes.String), b.castNull(r, arrow.BinaryTypes.String))
+		}
+		if (x.Op == OpAdd || x.Op == OpSub) && l.typ.ID() == arrow.TIMESTAMP && numericRank(r.typ) > 0 && numericRank(r.typ) <= 4 {
+			// TIMESTAMP ± INTERVAL (milliseconds).
+			return b.call(x.OpPos, string(x.Op), name, l, b.cast(r, arrow.PrimitiveTypes.Int64))
+		}
+		if l.typ.ID() == arrow.DECIMAL128 || r.typ.ID() == arrow.DECIMAL128 {
+			// DECIMAL with DECIMAL or an integer keeps exact decimal rules
+			// (the kernels derive precision and scale, as Flink does); with
+			// a floating type it is DOUBLE.
+			fl := func(v bound) bool { return v.typ.ID() == arrow.FLOAT32 || v.typ.ID() == arrow.FLOAT64 }
+			if fl(l) || fl(r) {
+				return b.call(x.OpPos, string(x.Op), name, b.cast(l, arrow.PrimitiveTypes.Float64), b.cast(r, arrow.PrimitiveTypes.Float64))
+			}
+			return b.call(x.OpPos, string(x.Op), name, b.castNull(l, r.typ), b.castNull(r, l.typ))
 		}
 		t, ok := common(l.typ, r.typ)
 		if !ok {
@@ -273,6 +358,65 @@ func (b *binder) expr(e Expr, sc *scope) (bound, error) {
 			return bound{}, b.errf(x.Pos, "CAST: %v", err)
 		}
 		return b.cast(v, t), nil
+	case *CaseExpr:
+		return b.caseExpr(x, sc)
+	case *InExpr:
+		return b.inExpr(x, sc)
+	case *LikeExpr:
+		v, err := b.expr(x.X, sc)
+		if err != nil {
+			return bound{}, err
+		}
+		p, err := b.expr(x.Pattern, sc)
+		if err != nil {
+			return bound{}, err
+		}
+		args := []bound{b.castNull(v, arrow.BinaryTypes.String), b.castNull(p, arrow.BinaryTypes.String)}
+		if x.Escape != nil {
+			e, err := b.expr(x.Escape, sc)
+			if err != nil {
+				return bound{}, err
+			}
+			args = append(args, b.castNull(e, arrow.BinaryTypes.String))
+		}
+		res, err := b.call(x.OpPos, "LIKE", "like", args...)
+		if err != nil || !x.Not {
+			return res, err
+		}
+		return b.call(x.OpPos, "NOT LIKE", "not", res)
+	case *ExtractExpr:
+		v, err := b.expr(x.X, sc)
+		if err != nil {
+			return bound{}, err
+		}
+		return b.call(x.Pos, "EXTRACT", "extract", bound{pb: substrait.LitString(x.Unit), typ: arrow.BinaryTypes.String, col: -1}, v)
+	case *TrimExpr:
+		v, err := b.expr(x.X, sc)
+		if err != nil {
+			return bound{}, err
+		}
+		name := map[string]string{"BOTH": "trim", "LEADING": "ltrim", "TRAILING": "rtrim"}[x.Mode]
+		if name == "" {
+			name = "trim"
+		}
+		args := []bound{v}
+		if x.Chars != nil {
+			c, err := b.expr(x.Chars, sc)
+			if err != nil {
+				return bound{}, err
+			}
+			args = append(args, c)
+		}
+		return b.call(x.Pos, "TRIM", name, args...)
+	case *TypedLit:
+		t, err := b.sqlType(x.Type)
+		if err != nil {
+			return bound{}, err
+		}
+		if _, err := kernels.Cast(kernels.ColRef(0, arrow.BinaryTypes.String, ""), t); err != nil {
+			return bound{}, b.errf(x.Pos, "%s literals are not supported: %v", x.Type.Base, err)
+		}
+		return b.cast(bound{pb: substrait.LitString(x.Value), typ: arrow.BinaryTypes.String, col: -1}, t), nil
 	case *FuncCall:
 		if isAggregate(x) {
 			return bound{}, b.errf(x.Pos, "aggregate function %s is not allowed here", x.Name)
@@ -283,9 +427,19 @@ func (b *binder) expr(e Expr, sc *scope) (bound, error) {
 		if x.Over != nil {
 			return bound{}, b.errf(x.Pos, "OVER windows are not supported yet")
 		}
-		name := strings.ToLower(x.Name)
-		if _, ok := b.funcs.Lookup(name); !ok || funcURN[name] == "" || name == "window_start" || name == "window_end" {
+		name, ok := sqlFuncs[x.Name]
+		if x.Quoted {
+			ok = false
+		}
+		if !ok {
+			return bound{}, b.errf(x.Pos, "function %s is not supported (see docs/sql.md for the list)", x.Name)
+		}
+		if _, ok := b.funcs.Lookup(name); !ok {
 			return bound{}, b.errf(x.Pos, "function %s is not supported", x.Name)
+		}
+		if name == "strpos" && len(x.Args) == 2 {
+			// POSITION(sub IN s) = strpos(s, sub)
+			x = &FuncCall{Name: x.Name, Args: []Expr{x.Args[1], x.Args[0]}, Pos: x.Pos}
 		}
 		args := make([]bound, len(x.Args))
 		for i, a := range x.Args {
@@ -391,4 +545,105 @@ func visitExpr(e Expr, fn func(Expr)) {
 		}
 		visitExpr(x.Else, fn)
 	}
+}
+
+// caseExpr binds CASE as a Substrait IfThen. CASE x WHEN v THEN ... is
+// CASE WHEN x = v THEN .... The result type is the THEN/ELSE values'
+// common type.
+func (b *binder) caseExpr(x *CaseExpr, sc *scope) (bound, error) {
+	var operand bound
+	if x.Operand != nil {
+		var err error
+		if operand, err = b.expr(x.Operand, sc); err != nil {
+			return bound{}, err
+		}
+	}
+	var conds, results []bound
+	var t arrow.DataType = arrow.Null
+	for _, w := range x.Whens {
+		var c bound
+		var err error
+		if x.Operand != nil {
+			v, err := b.expr(w.Cond, sc)
+			if err != nil {
+				return bound{}, err
+			}
+			ct, ok := common(operand.typ, v.typ)
+			if !ok {
+				return bound{}, b.errf(w.Cond.Position(), "CASE cannot compare %s with %s", kernels.SQLTypeName(operand.typ), kernels.SQLTypeName(v.typ))
+			}
+			if c, err = b.call(w.Pos, "CASE", "equal", b.cast(operand, ct), b.cast(v, ct)); err != nil {
+				return bound{}, err
+			}
+		} else if c, err = b.expr(w.Cond, sc); err != nil {
+			return bound{}, err
+		}
+		if c.typ.ID() != arrow.BOOL && c.typ.ID() != arrow.NULL {
+			return bound{}, b.errf(w.Cond.Position(), "WHEN needs a BOOLEAN condition, not %s", kernels.SQLTypeName(c.typ))
+		}
+		r, err := b.expr(w.Result, sc)
+		if err != nil {
+			return bound{}, err
+		}
+		var ok bool
+		if t, ok = common(t, r.typ); !ok {
+			return bound{}, b.errf(w.Result.Position(), "CASE results mix %s and %s", kernels.SQLTypeName(t), kernels.SQLTypeName(r.typ))
+		}
+		conds, results = append(conds, b.castNull(c, arrow.FixedWidthTypes.Boolean)), append(results, r)
+	}
+	els := bound{typ: arrow.Null, col: -1}
+	if x.Else != nil {
+		var err error
+		if els, err = b.expr(x.Else, sc); err != nil {
+			return bound{}, err
+		}
+		var ok bool
+		if t, ok = common(t, els.typ); !ok {
+			return bound{}, b.errf(x.Else.Position(), "CASE results mix %s and %s", kernels.SQLTypeName(t), kernels.SQLTypeName(els.typ))
+		}
+	}
+	if t.ID() == arrow.NULL {
+		return bound{}, b.errf(x.Pos, "CASE has only NULL results: CAST one of them to a type")
+	}
+	ifs := make([]*pb.Expression_IfThen_IfClause, len(conds))
+	for i := range conds {
+		ifs[i] = &pb.Expression_IfThen_IfClause{If: conds[i].pb, Then: b.cast(results[i], t).pb}
+	}
+	e := &pb.Expression{RexType: &pb.Expression_IfThen_{IfThen: &pb.Expression_IfThen{Ifs: ifs, Else: b.cast(els, t).pb}}}
+	return bound{pb: e, typ: t, col: -1}, nil
+}
+
+// inExpr binds x [NOT] IN (list) as a Substrait SingularOrList.
+func (b *binder) inExpr(x *InExpr, sc *scope) (bound, error) {
+	if x.Query != nil {
+		return bound{}, b.errf(x.OpPos, "IN (subquery) is not supported yet")
+	}
+	v, err := b.expr(x.X, sc)
+	if err != nil {
+		return bound{}, err
+	}
+	t := v.typ
+	items := make([]bound, len(x.List))
+	for i, it := range x.List {
+		if items[i], err = b.expr(it, sc); err != nil {
+			return bound{}, err
+		}
+		var ok bool
+		if t, ok = common(t, items[i].typ); !ok {
+			return bound{}, b.errf(it.Position(), "IN list mixes %s and %s", kernels.SQLTypeName(v.typ), kernels.SQLTypeName(items[i].typ))
+		}
+	}
+	if t.ID() == arrow.NULL {
+		return bound{}, b.errf(x.OpPos, "IN with only NULLs: CAST one of them to a type")
+	}
+	opts := make([]*pb.Expression, len(items))
+	for i, it := range items {
+		opts[i] = b.cast(it, t).pb
+	}
+	e := bound{pb: &pb.Expression{RexType: &pb.Expression_SingularOrList_{SingularOrList: &pb.Expression_SingularOrList{
+		Value: b.cast(v, t).pb, Options: opts}}}, typ: arrow.FixedWidthTypes.Boolean, col: -1}
+	if x.Not {
+		return b.call(x.OpPos, "NOT IN", "not", e)
+	}
+	return e, nil
 }

@@ -244,7 +244,12 @@ func (e *encoder) row(dst []byte, i int) []byte {
 }
 
 // appendOther writes a value of a type the encoder has no writer for.
+// DECIMAL prints as an exact JSON number with all its scale digits (-7.00),
+// as Flink's JSON format writes it.
 func appendOther(dst []byte, arr arrow.Array, i int) []byte {
+	if d, ok := arr.(*array.Decimal128); ok {
+		return append(dst, d.Value(i).ToString(d.DataType().(*arrow.Decimal128Type).Scale)...)
+	}
 	b, err := stdjson.Marshal(arr.GetOneForMarshal(i))
 	if err != nil {
 		return append(dst, "null"...)
