@@ -35,7 +35,7 @@ var funcURN = map[string]string{
 	"abs": substrait.URNArithmetic, "power": substrait.URNArithmetic, "sqrt": substrait.URNArithmetic,
 	"floor": substrait.URNRounding, "ceil": substrait.URNRounding, "round": substrait.URNRounding,
 	"extract": substrait.URNDatetime,
-	"nullif": substrait.URNClink, "split_part": substrait.URNClink, "date_trunc": substrait.URNClink,
+	"nullif":  substrait.URNClink, "split_part": substrait.URNClink, "date_trunc": substrait.URNClink,
 	"to_timestamp": substrait.URNClink, "to_timestamp_ltz": substrait.URNClink,
 }
 
@@ -203,7 +203,7 @@ func (b *binder) coerce(e bound, want arrow.DataType) (bound, bool) {
 
 var binaryFuncs = map[BinaryOp]string{
 	OpConcat: "concat",
-	OpAdd: "add", OpSub: "subtract", OpMul: "multiply", OpDiv: "divide", OpMod: "modulus",
+	OpAdd:    "add", OpSub: "subtract", OpMul: "multiply", OpDiv: "divide", OpMod: "modulus",
 	OpEq: "equal", OpNe: "not_equal", OpLt: "lt", OpLe: "lte", OpGt: "gt", OpGe: "gte",
 	OpAnd: "and", OpOr: "or",
 }
