@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math/big"
+	"math/bits"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -195,6 +196,30 @@ func (e *decArithExpr) safeLoop(o []scDec, x, y scNumArg[scDec], sel []int32) {
 	}
 }
 
+// decDivFast is round(a * 10^k / b) when a and b fit 64 bits and the
+// scaled dividend fits 128: two hardware divisions instead of the general
+// long division. ok false: take the general path.
+func decDivFast(a, b u256, k int) (u256, bool) {
+	if k < 0 || k >= len(scPow10) || a[1]|a[2]|a[3]|b[1]|b[2]|b[3] != 0 || scPow10[k][2] != 0 {
+		return u256{}, false
+	}
+	p := scPow10[k]
+	h0, l0 := bits.Mul64(a[0], p[0])
+	h1, l1 := bits.Mul64(a[0], p[1])
+	mid, c := bits.Add64(h0, l1, 0)
+	if h1+c != 0 {
+		return u256{}, false
+	}
+	d := b[0]
+	q1, r1 := bits.Div64(0, mid, d)
+	q0, r0 := bits.Div64(r1, l0, d)
+	if r0 >= d-r0 { // 2*r0 >= d: round half up
+		q0, c = bits.Add64(q0, 1, 0)
+		q1 += c
+	}
+	return u256{q0, q1}, true
+}
+
 // decDivZero is the row status of a zero divisor.
 const decDivZero = decOverflow + 1
 
@@ -229,6 +254,11 @@ func (e *decArithExpr) row(x, y scDec) (scDec, int) {
 		if b.isZero() {
 			return scDec{}, decDivZero
 		}
+		neg = an != bn
+		if q, ok := decDivFast(a, b, e.s-e.s1+e.s2); ok {
+			m = q
+			break
+		}
 		if k := e.s - e.s1 + e.s2; k >= 0 {
 			var of bool
 			if a, of = a.mulPow10(k); of {
@@ -238,7 +268,6 @@ func (e *decArithExpr) row(x, y scDec) (scDec, int) {
 			b, _ = b.mulPow10(-k)
 		}
 		m = a.roundDiv(b)
-		neg = an != bn
 	case scMod:
 		if b.isZero() {
 			return scDec{}, decDivZero
