@@ -399,20 +399,49 @@ func (j *Join) Advance(wm int64) (*vector.Batch, error) {
 	return out, nil
 }
 
-// compact drops dead rows from the key lists once they dominate.
-func (s *joinSide) compact() {
-	if s.nDead < 1024 || s.nDead*2 < len(s.rowB) {
-		return
+// compact rebuilds the store without its dead rows once they dominate, so
+// a long-running join's memory follows its live state. It returns the map
+// from old to new row indices (-1 = dropped), or nil when nothing moved;
+// key lists are remapped here, other holders of indices remap themselves.
+func (s *joinSide) compact() []int32 {
+	if s.nDead < 4096 || s.nDead*2 < len(s.rowB) {
+		return nil
 	}
+	remap := make([]int32, len(s.rowB))
+	n := int32(0)
+	for i := range s.rowB {
+		if s.dead[i] {
+			remap[i] = -1
+			continue
+		}
+		remap[i] = n
+		s.rowB[n], s.rowR[n], s.ts[n], s.matches[n], s.dead[n] = s.rowB[i], s.rowR[i], s.ts[i], s.matches[i], false
+		n++
+	}
+	s.rowB, s.rowR, s.ts, s.matches, s.dead = s.rowB[:n], s.rowR[:n], s.ts[:n], s.matches[:n], s.dead[:n]
+	s.nDead = 0
 	for k, l := range s.byKey {
 		kept := l[:0]
 		for _, idx := range l {
-			if !s.dead[idx] {
-				kept = append(kept, idx)
+			if r := remap[idx]; r >= 0 {
+				kept = append(kept, r)
 			}
 		}
 		s.byKey[k] = kept
 	}
+	// Drop released batches from the front of the batch list.
+	drop := 0
+	for drop < len(s.batches) && s.batches[drop] == nil {
+		drop++
+	}
+	if drop > 0 {
+		s.batches = append(s.batches[:0], s.batches[drop:]...)
+		s.liveIn = append(s.liveIn[:0], s.liveIn[drop:]...)
+		for i := range s.rowB {
+			s.rowB[i] -= int32(drop)
+		}
+	}
+	return remap
 }
 
 // residual keeps the pairs whose joined row satisfies the condition.

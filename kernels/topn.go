@@ -347,6 +347,7 @@ func (t *TopN) Add(b *vector.Batch) (*vector.Batch, error) {
 	for _, idx := range toKill {
 		t.store.kill(idx)
 	}
+	t.compact()
 	return out, err
 }
 
@@ -389,6 +390,7 @@ func (t *TopN) Advance(wm int64) (*vector.Batch, error) {
 		t.lists[id] = t.lists[id][:0]
 	}
 	t.tbl.remove(due)
+	t.compact()
 	return out, err
 }
 
@@ -429,6 +431,45 @@ func (t *TopN) build(outs []topnOut, changelog bool) (*vector.Batch, error) {
 		}
 	}
 	return b, nil
+}
+
+// compact drops dead stored rows and remaps the partition lists and the
+// cached sort keys.
+func (t *TopN) compact() {
+	remap := t.store.compact()
+	if remap == nil {
+		return
+	}
+	for id, l := range t.lists {
+		for k, idx := range l {
+			l[k] = remap[idx]
+		}
+		t.lists[id] = l
+	}
+	for i := range t.cfg.Order {
+		keep := func(n int) bool { return n < len(remap) && remap[n] >= 0 }
+		nk := 0
+		for n := range t.nulls[i] {
+			if !keep(n) {
+				continue
+			}
+			t.nulls[i][nk] = t.nulls[i][n]
+			if t.ikeys[i] != nil {
+				t.ikeys[i][nk] = t.ikeys[i][n]
+			}
+			if t.fkeys[i] != nil {
+				t.fkeys[i][nk] = t.fkeys[i][n]
+			}
+			nk++
+		}
+		t.nulls[i] = t.nulls[i][:nk]
+		if t.ikeys[i] != nil {
+			t.ikeys[i] = t.ikeys[i][:nk]
+		}
+		if t.fkeys[i] != nil {
+			t.fkeys[i] = t.fkeys[i][:nk]
+		}
+	}
 }
 
 // Close releases retained rows.

@@ -1,0 +1,85 @@
+package kernels
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// TestTopNChangelogReference checks the unwindowed Top-N changelog, row by
+// row, against a plain reference at several batch sizes (enough rows for
+// the state to compact).
+func TestTopNChangelogReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	const n, limit = 30000, 3
+	keys, ts, vals := make([]int64, n), make([]int64, n), make([]int64, n)
+	for i := range keys {
+		keys[i], ts[i], vals[i] = r.Int64N(20), int64(i), r.Int64N(1000)
+	}
+	// Reference: lists of row indices, by value descending, ties by arrival.
+	lists := map[int64][]int{}
+	var want []string
+	for i := range keys {
+		l := lists[keys[i]]
+		pos := len(l)
+		for p, j := range l {
+			if vals[i] > vals[j] {
+				pos = p
+				break
+			}
+		}
+		if pos >= limit {
+			continue
+		}
+		old := slices.Clone(l)
+		l = slices.Insert(l, pos, i)
+		if len(l) > limit {
+			l = l[:limit]
+		}
+		lists[keys[i]] = l
+		for rank := pos; rank < len(l); rank++ {
+			if rank < len(old) {
+				want = append(want, fmt.Sprintf("-U %d %d %d", keys[i], vals[old[rank]], rank+1), fmt.Sprintf("+U %d %d %d", keys[i], vals[l[rank]], rank+1))
+			} else {
+				want = append(want, fmt.Sprintf("+I %d %d %d", keys[i], vals[l[rank]], rank+1))
+			}
+		}
+	}
+	for _, bs := range []int{1, 7, 1000, 8192} {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		var top *TopN
+		var got []string
+		for from := 0; from < n; from += bs {
+			to := min(from+bs, n)
+			b := int64Batch(mem, keys[from:to], ts[from:to], vals[from:to])
+			if top == nil {
+				var err error
+				if top, err = NewTopN(TopNConfig{Input: b.Schema(), Partition: []int{0}, Order: []SortKey{{Col: 2, Desc: true}}, Limit: limit, TimeCol: -1}, mem); err != nil {
+					t.Fatal(err)
+				}
+			}
+			res, err := top.Add(b)
+			b.Release()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res != nil {
+				k, v, rn := res.Column(0).(*array.Int64), res.Column(2).(*array.Int64), res.Column(3).(*array.Int64)
+				res.Rows(func(i int) {
+					got = append(got, fmt.Sprintf("%s %d %d %d", res.Kinds[i], k.Value(i), v.Value(i), rn.Value(i)))
+				})
+				res.Release()
+			}
+		}
+		top.Close()
+		mem.AssertSize(t, 0)
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("batch %d: %d changes, want %d", bs, len(got), len(want))
+		}
+	}
+}
