@@ -39,6 +39,8 @@ func Take(mem memory.Allocator, arr arrow.Array, idx []int32) arrow.Array {
 			}
 		}
 		return bld.NewArray()
+	case *array.Decimal128:
+		return takeFixed(array.NewDecimal128Builder(mem, a.DataType().(*arrow.Decimal128Type)), a, idx)
 	case *array.Null:
 		return array.NewNull(len(idx))
 	}

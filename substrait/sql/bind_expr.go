@@ -74,7 +74,14 @@ func (b *binder) call(pos Pos, display, name string, args ...bound) (bound, erro
 	kargs := make([]kernels.Expr, len(args))
 	types := make([]arrow.DataType, len(args))
 	for i, a := range args {
+		// Literal arguments are typed as constants: some functions need
+		// them (a LIKE escape, ROUND's digits on a DECIMAL, a unit).
 		kargs[i] = kernels.ColRef(i, a.typ, "")
+		if l := a.pb.GetLiteral(); l != nil {
+			if k, err := substrait.LiteralExpr(l); err == nil {
+				kargs[i] = k
+			}
+		}
 		types[i] = a.typ
 	}
 	k, err := b.funcs.Call(name, kargs)
