@@ -278,6 +278,9 @@ func (b *binder) measure(f *FuncCall, sc *scope) (*pb.AggregateRel_Measure, arro
 		}
 	case "sum", "avg":
 		a := args[0]
+		if a.typ.ID() == arrow.DECIMAL128 {
+			return nil, nil, b.errf(f.Pos, "%s over DECIMAL is not supported yet: CAST the argument to DOUBLE (inexact) or wait for exact decimal accumulators", f.Name)
+		}
 		r := numericRank(a.typ)
 		if r == 0 {
 			return nil, nil, b.errf(f.Pos, "%s needs a numeric argument, not %s", f.Name, kernels.SQLTypeName(a.typ))
@@ -293,6 +296,9 @@ func (b *binder) measure(f *FuncCall, sc *scope) (*pb.AggregateRel_Measure, arro
 		sigArgs = substrait.ShortName(out)
 	case "min", "max":
 		a := args[0]
+		if a.typ.ID() == arrow.DECIMAL128 {
+			return nil, nil, b.errf(f.Pos, "%s over DECIMAL is not supported yet", f.Name)
+		}
 		switch {
 		case numericRank(a.typ) > 0, a.typ.ID() == arrow.STRING, a.typ.ID() == arrow.TIMESTAMP, a.typ.ID() == arrow.BOOL:
 		default:
