@@ -32,6 +32,7 @@ const (
 	kString
 	kBool
 	kTimestamp
+	kDecimal
 )
 
 // decodeKind maps an Arrow type to the kind the decoder fills it as.
@@ -57,12 +58,23 @@ func decodeKind(dt arrow.DataType) kind {
 		if dt.(*arrow.TimestampType).Unit == arrow.Millisecond {
 			return kTimestamp
 		}
+	case arrow.DECIMAL128:
+		if t := dt.(*arrow.Decimal128Type); 1 <= t.Precision && t.Precision <= 38 && 0 <= t.Scale && t.Scale <= t.Precision {
+			return kDecimal
+		}
 	}
 	return kInvalid
 }
 
 // CheckSchema reports whether the Decoder can fill every column of schema:
-// int8/16/32/64, float32/64, string, bool and timestamp(ms).
+// int8/16/32/64, float32/64, string, bool, timestamp(ms) and
+// decimal128(p, s) with 1 <= p <= 38 and 0 <= s <= p.
+//
+// A DECIMAL column takes a JSON number, or a string holding one as Flink's
+// JSON format does ("12.345"), at its exact value: digits beyond the scale
+// are rounded HALF_UP (ties away from zero, as Java's BigDecimal
+// ROUND_HALF_UP), and a value that then needs more than p digits is
+// rejected.
 func CheckSchema(schema *arrow.Schema) error {
 	for _, f := range schema.Fields() {
 		if decodeKind(f.Type) == kInvalid {
@@ -84,6 +96,8 @@ type column struct {
 	typ    arrow.DataType
 	kind   kind
 	lo, hi int64 // range of an integer kind
+
+	prec, scale int32 // of a decimal
 
 	// set == Decoder.gen when the current row holds a non-null value (a
 	// missing field and JSON null both leave the row null).
@@ -210,6 +224,9 @@ func NewDecoder(schema *arrow.Schema, mem memory.Allocator, opts Options) *Decod
 			col.lo, col.hi = -1<<15, 1<<15-1
 		case kInt32:
 			col.lo, col.hi = -1<<31, 1<<31-1
+		case kDecimal:
+			t := f.Type.(*arrow.Decimal128Type)
+			col.prec, col.scale = t.Precision, t.Scale
 		}
 	}
 	d.alloc(minRows, 0)
@@ -264,6 +281,9 @@ func (d *Decoder) grow(rows int) {
 			col.v4 = arrow.Uint32Traits.CastFromBytes(col.vals.Buf())
 		case kInt64, kFloat64, kTimestamp:
 			col.vals.Reserve(8 * rows)
+			col.v8 = arrow.Uint64Traits.CastFromBytes(col.vals.Buf())
+		case kDecimal: // row r is v8[2r] (low word), v8[2r+1] (high word)
+			col.vals.Reserve(16 * rows)
 			col.v8 = arrow.Uint64Traits.CastFromBytes(col.vals.Buf())
 		case kString:
 			col.vals.Reserve(4 * (rows + 1))
@@ -600,6 +620,9 @@ func (d *Decoder) value(col *column, line []byte, i int) (int, *RecordError) {
 		d.isSet(col)
 		return end, nil
 
+	case kDecimal:
+		return d.decimal(col, line, i)
+
 	case kBool:
 		var end int
 		var err *RecordError
@@ -719,6 +742,8 @@ func (d *Decoder) commitSlow() {
 			col.v2[n] = 0
 		case kInt32, kFloat32:
 			col.v4[n] = 0
+		case kDecimal:
+			col.v8[2*n], col.v8[2*n+1] = 0, 0
 		default:
 			col.v8[n] = 0
 		}

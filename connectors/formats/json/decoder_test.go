@@ -33,6 +33,8 @@ var (
 	tString = arrow.BinaryTypes.String
 	tBool   = arrow.FixedWidthTypes.Boolean
 	tTS     = arrow.FixedWidthTypes.Timestamp_ms
+
+	tDec10x3 = &arrow.Decimal128Type{Precision: 10, Scale: 3}
 )
 
 // cell renders one value of a record for comparisons: "null", or the value
@@ -60,6 +62,8 @@ func cell(a arrow.Array, i int) string {
 		return strconv.FormatBool(a.Value(i))
 	case *array.Timestamp:
 		return strconv.FormatInt(int64(a.Value(i)), 10)
+	case *array.Decimal128:
+		return a.Value(i).ToString(a.DataType().(*arrow.Decimal128Type).Scale)
 	}
 	panic(fmt.Sprintf("cell: %T", a))
 }

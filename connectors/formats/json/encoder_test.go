@@ -297,7 +297,13 @@ func TestEncodeRoundTrip(t *testing.T) {
 	}
 	again := d.Flush()
 	defer again.Release()
-	want := rows(b.Compact(memory.DefaultAllocator).Rec)
+	// The selected rows, picked without vector.Take, which has no
+	// decimal128 kernel.
+	all := rows(b.Rec)
+	var want []string
+	for _, i := range b.Sel {
+		want = append(want, all[i])
+	}
 	got := rows(again)
 	for i := range want {
 		// Invalid UTF-8 became U+FFFD on the way in; all else is exact.

@@ -133,6 +133,8 @@ func refValue(t arrow.DataType, raw []byte) (string, error) {
 			return strconv.FormatInt(tm.UnixMilli(), 10), nil
 		}
 		return refInt(raw, math.MinInt64, math.MaxInt64)
+	case arrow.DECIMAL128:
+		return refDecimal(t.(*arrow.Decimal128Type), raw)
 	case arrow.INT8:
 		return refInt(raw, math.MinInt8, math.MaxInt8)
 	case arrow.INT16:
@@ -180,9 +182,76 @@ func refInt(raw []byte, lo, hi int64) (string, error) {
 	return n.String(), nil
 }
 
+var refJSONNumber = regexp.MustCompile(`^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$`)
+
+// refDecimal converts a JSON number, or a string holding one, to a
+// DECIMAL(p, s) with math/big: the exact value times 10^s, rounded half
+// away from zero, must be below 10^p. It renders the value as
+// decimal128.Num.ToString does.
+func refDecimal(t *arrow.Decimal128Type, raw []byte) (string, error) {
+	s := string(raw)
+	if raw[0] == '"' {
+		if err := stdjson.Unmarshal(raw, &s); err != nil {
+			return "", err
+		}
+		if !refJSONNumber.MatchString(s) {
+			return "", errors.New("not a number")
+		}
+	} else if raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
+		return "", errors.New("not a number")
+	}
+	zero := strings.Trim(strings.SplitN(strings.ToLower(s), "e", 2)[0], "-0.") == ""
+	if zero {
+		return refDecimalText(new(big.Int), t.Scale), nil
+	}
+	// big.Rat would compute 10^exp; settle exponents far beyond the
+	// mantissa's length first.
+	if k := strings.IndexAny(s, "eE"); k >= 0 {
+		e, err := strconv.Atoi(strings.TrimPrefix(s[k+1:], "+"))
+		if lim := k + 100; err != nil || e > lim || e < -lim {
+			if (err == nil && e > 0) || (err != nil && s[k+1] != '-') {
+				return "", errors.New("does not fit")
+			}
+			return refDecimalText(new(big.Int), t.Scale), nil
+		}
+	}
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return "", errors.New("bad number")
+	}
+	r.Mul(r, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(t.Scale)), nil)))
+	num := new(big.Int).Abs(r.Num())
+	q, rem := new(big.Int).QuoRem(num, r.Denom(), new(big.Int))
+	if rem.Lsh(rem, 1).Cmp(r.Denom()) >= 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	if q.Cmp(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(t.Precision)), nil)) >= 0 {
+		return "", errors.New("does not fit")
+	}
+	if r.Sign() < 0 {
+		q.Neg(q)
+	}
+	return refDecimalText(q, t.Scale), nil
+}
+
+// refDecimalText writes an unscaled value with scale fraction digits.
+func refDecimalText(v *big.Int, scale int32) string {
+	digits := new(big.Int).Abs(v).String()
+	if pad := int(scale) + 1 - len(digits); pad > 0 {
+		digits = strings.Repeat("0", pad) + digits
+	}
+	if scale > 0 {
+		digits = digits[:len(digits)-int(scale)] + "." + digits[len(digits)-int(scale):]
+	}
+	if v.Sign() < 0 {
+		digits = "-" + digits
+	}
+	return digits
+}
+
 var refSchema = schemaOf(field("sensor_id", tString), field("ts", tTS), field("temperature", tF64),
 	field("i8", tInt8), field("i16", tInt16), field("i32", tInt32), field("f32", tF32),
-	field("ok", tBool), field("Name", tString), field("name", tString))
+	field("ok", tBool), field("Name", tString), field("name", tString), field("amt", tDec10x3))
 
 // lineGen generates JSON lines around refSchema: mostly well-formed, with
 // wrong types, unknown nested fields, escapes, duplicates, odd spacing and
@@ -242,6 +311,26 @@ func (g lineGen) num() string {
 	}
 }
 
+// decimal returns a number for a DECIMAL(10, 3) column: mostly in range,
+// with rounding ties, exponents, long mantissas and overflow.
+func (g lineGen) decimal() string {
+	switch g.r.IntN(8) {
+	case 0:
+		return g.num()
+	case 1:
+		return g.pick("0.0005", "-0.0005", "0.0004999", "0.00049999999999999999999999", "0.00050000000000000000000001",
+			"9999999.999", "9999999.9994999", "9999999.9995", "-9999999.9995", "10000000", "1e7", "-1e7", "9.9999999994e6",
+			"123456789.5", "-0", "-0.0", "-0.0004", "0e99999999999999", "1e-99999999999", "1e99999999999",
+			"12345678901234567890123e-16", "1234567.12345678901234567890123", "0.000000000000000000000000000001e27",
+			"99999999999999999999999999999999999999999", "1E2", "1e+2", "25e-4", "-25e-4", "5e-4", "4.5e-4", "0.10", "-7")
+	case 2:
+		return fmt.Sprintf("%d.%0*d", g.r.IntN(2e7)-1e7, 1+g.r.IntN(6), g.r.IntN(1e6))
+	case 3:
+		return fmt.Sprintf("%de%d", g.r.Int64N(1e12)-5e11, g.r.IntN(30)-20)
+	}
+	return fmt.Sprintf("%d.%03d", g.r.IntN(2e4)-1e4, g.r.IntN(1000))
+}
+
 func (g lineGen) nested(depth int) string {
 	if depth > 3 {
 		return g.scalar()
@@ -295,6 +384,14 @@ func (g lineGen) field() (string, string) {
 		return k, g.pick("true", "false")
 	case arrow.FLOAT32, arrow.FLOAT64:
 		return k, g.num()
+	case arrow.DECIMAL128:
+		switch g.r.IntN(6) {
+		case 0:
+			return k, `"` + g.decimal() + `"`
+		case 1:
+			return k, g.pick(`"\u0031.5"`, `" 1"`, `"1 "`, `"+1"`, `".5"`, `"1."`, `""`, `"01"`, `"abc"`, `"1e"`, `"-"`, `"1e400"`)
+		}
+		return k, g.decimal()
 	case arrow.TIMESTAMP:
 		if g.r.IntN(2) == 0 {
 			return k, strconv.FormatInt(g.r.Int64N(1<<45)-1<<44, 10)
