@@ -345,7 +345,10 @@ func (s *Source) open(ctx context.Context) (*reader, error) {
 	if s.reset == "latest" {
 		resetTo = kgo.NewOffset().AtEnd()
 	}
-	opts := []kgo.Opt{kgo.ConsumeResetOffset(resetTo), kgo.KeepControlRecords(), kgo.WithPools(&recordPool{})}
+	// Bounded fetches keep the memory of a fast consumer small (franz-go
+	// buffers up to 50 MiB per fetch by default).
+	opts := []kgo.Opt{kgo.ConsumeResetOffset(resetTo), kgo.KeepControlRecords(), kgo.WithPools(&recordPool{}),
+		kgo.FetchMaxBytes(4 << 20), kgo.FetchMaxPartitionBytes(1 << 20), kgo.MaxConcurrentFetches(2)}
 	if len(consume) > 0 {
 		opts = append(opts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{s.topic: consume}))
 	}
