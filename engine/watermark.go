@@ -1,5 +1,11 @@
 package engine
 
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
 // PartitionWatermarks tracks event-time watermarks per source partition
 // (DESIGN §3): a partition's watermark is max ts seen − lag, advancing after
 // every record; the source's watermark is the minimum over the partitions
@@ -128,4 +134,20 @@ func (p *PartitionWatermarks) AllDone() bool {
 		}
 	}
 	return true
+}
+
+// EventTimes exposes an event-time column (BIGINT epoch ms or
+// TIMESTAMP(3)) as its raw int64 values, without copying, plus a validity
+// test (nil when there are no nulls).
+func EventTimes(a arrow.Array) ([]int64, func(int) bool) {
+	switch a.DataType().ID() {
+	case arrow.INT64, arrow.TIMESTAMP:
+	default:
+		panic(fmt.Sprintf("event time column of type %s", a.DataType()))
+	}
+	vals := arrow.GetValues[int64](a.Data(), 1)
+	if a.NullN() == 0 {
+		return vals, nil
+	}
+	return vals, func(i int) bool { return a.IsValid(i) }
 }

@@ -13,9 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-
 	"github.com/clink-dev/clink/connectors"
 	cjson "github.com/clink-dev/clink/connectors/formats/json"
 	"github.com/clink-dev/clink/engine"
@@ -114,7 +111,7 @@ func (s *Source) Run(ctx context.Context, emit func(engine.Message) error) error
 		b := vector.New(rec)
 		if t.EventTimeCol >= 0 {
 			b.RowWatermark = make([]int64, n)
-			ts, valid := timeColumn(rec.Column(t.EventTimeCol))
+			ts, valid := engine.EventTimes(rec.Column(t.EventTimeCol))
 			for k, sg := range segs {
 				to := n
 				if k+1 < len(segs) {
@@ -342,26 +339,4 @@ func trimEOL(b []byte) []byte {
 		}
 	}
 	return b
-}
-
-// timeColumn exposes an int64 or timestamp(ms) column as raw values plus a
-// validity test (nil when there are no nulls).
-func timeColumn(a arrow.Array) ([]int64, func(int) bool) {
-	var vals []int64
-	switch c := a.(type) {
-	case *array.Int64:
-		vals = c.Int64Values()
-	case *array.Timestamp:
-		raw := c.TimestampValues()
-		vals = make([]int64, len(raw))
-		for i, v := range raw {
-			vals[i] = int64(v)
-		}
-	default:
-		panic(fmt.Sprintf("event time column of type %s", a.DataType()))
-	}
-	if a.NullN() == 0 {
-		return vals, nil
-	}
-	return vals, func(i int) bool { return a.IsValid(i) }
 }

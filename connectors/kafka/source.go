@@ -11,8 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -560,7 +558,7 @@ func (r *reader) flush() error {
 	b := vector.New(rec)
 	if t.EventTimeCol >= 0 {
 		b.RowWatermark = make([]int64, n)
-		ts, valid := timeColumn(rec.Column(t.EventTimeCol))
+		ts, valid := engine.EventTimes(rec.Column(t.EventTimeCol))
 		for k, sg := range r.segs {
 			to := n
 			if k+1 < len(r.segs) {
@@ -746,26 +744,4 @@ func (r *reader) commit() {
 	for p, o := range cur {
 		r.committed[p] = o
 	}
-}
-
-// timeColumn exposes an int64 or timestamp(ms) column as raw values plus a
-// validity test (nil when there are no nulls).
-func timeColumn(a arrow.Array) ([]int64, func(int) bool) {
-	var vals []int64
-	switch c := a.(type) {
-	case *array.Int64:
-		vals = c.Int64Values()
-	case *array.Timestamp:
-		raw := c.TimestampValues()
-		vals = make([]int64, len(raw))
-		for i, v := range raw {
-			vals[i] = int64(v)
-		}
-	default:
-		panic(fmt.Sprintf("event time column of type %s", a.DataType()))
-	}
-	if a.NullN() == 0 {
-		return vals, nil
-	}
-	return vals, func(i int) bool { return a.IsValid(i) }
 }
