@@ -2,6 +2,7 @@ package connectors
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -15,6 +16,14 @@ func Markdown(r *Registry) string {
 	b.WriteString("A table names its connector in `WITH ('connector' = '...')`. Options are\n")
 	b.WriteString("checked against the connector's spec when the table is created: an unknown\n")
 	b.WriteString("option is an error with a \"did you mean\" hint, and values are type-checked.\n\n")
+	if len(r.aliases) > 0 {
+		b.WriteString("Flink's connector and option names are accepted as aliases: ")
+		var parts []string
+		for _, a := range sortedKeys(r.aliases) {
+			parts = append(parts, "`"+a+"` for `"+r.aliases[a]+"`")
+		}
+		b.WriteString(strings.Join(parts, ", ") + "; option aliases are listed with each option.\n\n")
+	}
 	for _, name := range r.Names() {
 		f, _ := r.Lookup(name)
 		s := f.Spec()
@@ -41,9 +50,38 @@ func Markdown(r *Registry) string {
 			} else if !o.Required {
 				def = "`" + def + "`"
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | `%s` |\n", o.Name, typ, def, o.Description, o.Example)
+			desc := o.Description
+			if len(o.Aliases) > 0 {
+				desc += " (Flink: " + strings.Join(quoteTicks(o.Aliases), ", ")
+				var vals []string
+				for _, v := range sortedKeys(o.ValueAliases) {
+					vals = append(vals, "`"+v+"` = `"+o.ValueAliases[v]+"`")
+				}
+				if len(vals) > 0 {
+					desc += "; " + strings.Join(vals, ", ")
+				}
+				desc += ")"
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | `%s` |\n", o.Name, typ, def, desc, o.Example)
 		}
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+func quoteTicks(v []string) []string {
+	out := make([]string, len(v))
+	for i, s := range v {
+		out[i] = "`" + s + "`"
+	}
+	return out
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -69,17 +69,25 @@ type UpdatingSink interface {
 // Registry maps connector names to factories. It is built by explicit
 // Register calls.
 type Registry struct {
-	m map[string]Factory
+	m       map[string]Factory
+	aliases map[string]string
 }
 
 // NewRegistry returns an empty registry.
-func NewRegistry() *Registry { return &Registry{m: map[string]Factory{}} }
+func NewRegistry() *Registry { return &Registry{m: map[string]Factory{}, aliases: map[string]string{}} }
+
+// Alias makes name another name of connector target (Flink's
+// 'filesystem' for 'file').
+func (r *Registry) Alias(name, target string) { r.aliases[name] = target }
 
 // Register adds f under its spec's name.
 func (r *Registry) Register(f Factory) { r.m[f.Spec().Name] = f }
 
 // Lookup returns the factory for name, or an error listing the known ones.
 func (r *Registry) Lookup(name string) (Factory, error) {
+	if t, ok := r.aliases[name]; ok {
+		name = t
+	}
 	if f, ok := r.m[name]; ok {
 		return f, nil
 	}
@@ -114,7 +122,7 @@ var CommonSourceOptions = []Option{
 	{Name: "format", Type: Enum, Values: []string{"json"}, Default: "json", Description: "record format", Example: "json"},
 	{Name: "event_time_column", Type: String, Description: "BIGINT epoch-ms or TIMESTAMP(3) column that carries event time; a table without one cannot be windowed (processing-time windows are not supported yet)", Example: "ts"},
 	{Name: "watermark_lag_ms", Type: Int, Default: "0", Description: "a partition's watermark is the largest event time it has seen minus this lag", Example: "3000"},
-	{Name: "on_error", Type: Enum, Values: []string{"fail", "skip"}, Default: "fail", Description: "what a malformed record does: stop the job naming it, or skip and count it", Example: "skip"},
+	{Name: "on_error", Aliases: []string{"json.ignore-parse-errors"}, ValueAliases: map[string]string{"true": "skip", "false": "fail"}, Type: Enum, Values: []string{"fail", "skip"}, Default: "fail", Description: "what a malformed record does: stop the job naming it, or skip and count it", Example: "skip"},
 }
 
 // CommonSinkOptions are accepted by every sink connector.

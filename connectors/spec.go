@@ -43,6 +43,12 @@ type Option struct {
 	Example     string
 	// Secret options accept env://VAR and are never printed.
 	Secret bool
+	// Aliases are other keys accepted for this option, e.g. Flink's
+	// 'properties.bootstrap.servers' for 'brokers'.
+	Aliases []string
+	// ValueAliases map other accepted values to canonical ones, e.g.
+	// Flink's 'earliest-offset' to 'earliest'.
+	ValueAliases map[string]string
 }
 
 // Spec is a connector's typed description.
@@ -78,13 +84,31 @@ func (o Options) Bool(name string) bool { return strings.EqualFold(o[name], "tru
 // Has reports whether the option is set (or has a default).
 func (o Options) Has(name string) bool { _, ok := o[name]; return ok }
 
+// IsAlias reports whether key is an alias of option name.
+func (s *Spec) IsAlias(key, name string) bool {
+	for _, o := range s.Options {
+		if o.Name == name {
+			for _, a := range o.Aliases {
+				if a == key {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // Validate checks opts against the spec: unknown keys (with a "did you
 // mean" hint), types, enum values, required options. Keys compare
 // case-sensitively as in Flink. It returns the options with defaults.
 func (s *Spec) Validate(opts map[string]string) (Options, error) {
 	byName := make(map[string]*Option, len(s.Options))
+	alias := map[string]string{}
 	for i := range s.Options {
 		byName[s.Options[i].Name] = &s.Options[i]
+		for _, a := range s.Options[i].Aliases {
+			alias[a] = s.Options[i].Name
+		}
 	}
 	keys := make([]string, 0, len(opts))
 	for k := range opts {
@@ -94,6 +118,20 @@ func (s *Spec) Validate(opts map[string]string) (Options, error) {
 	out := Options{}
 	for _, k := range keys {
 		v := opts[k]
+		if canon, ok := alias[k]; ok {
+			if _, dup := opts[canon]; dup {
+				return nil, &OptionError{Key: k, Msg: fmt.Sprintf("options '%s' and '%s' say the same thing; give one", k, canon)}
+			}
+			o := byName[canon]
+			if mapped, ok := o.ValueAliases[v]; ok {
+				v = mapped
+			}
+			if err := o.check(v); err != nil {
+				return nil, &OptionError{Key: k, Msg: fmt.Sprintf("option '%s' (%s): %v", k, canon, err)}
+			}
+			out[canon] = v
+			continue
+		}
 		o, ok := byName[k]
 		if !ok {
 			msg := fmt.Sprintf("connector '%s' has no option '%s'", s.Name, k)
@@ -101,6 +139,9 @@ func (s *Spec) Validate(opts map[string]string) (Options, error) {
 				msg += fmt.Sprintf(" (did you mean '%s'?)", hint)
 			}
 			return nil, &OptionError{Key: k, Msg: msg}
+		}
+		if mapped, ok := o.ValueAliases[v]; ok {
+			v = mapped
 		}
 		if err := o.check(v); err != nil {
 			return nil, &OptionError{Key: k, Msg: fmt.Sprintf("option '%s': %v", k, err)}

@@ -22,4 +22,6 @@ func Register(r *connectors.Registry) {
 	r.Register(file.Connector{})
 	r.Register(kafka.Connector{})
 	r.Register(print.Connector{})
+	// Flink's names for the same connectors.
+	r.Alias("filesystem", "file")
 }

@@ -18,9 +18,9 @@ var (
 
 // clientOptions are the options every Kafka client (source or sink) reads.
 var clientOptions = []connectors.Option{
-	{Name: "brokers", Type: connectors.String, Required: true, Description: "comma-separated bootstrap brokers, host:port", Example: "localhost:9092"},
+	{Name: "brokers", Aliases: []string{"properties.bootstrap.servers"}, Type: connectors.String, Required: true, Description: "comma-separated bootstrap brokers, host:port", Example: "localhost:9092"},
 	{Name: "topic", Type: connectors.String, Required: true, Description: "the topic read or written", Example: "sensors"},
-	{Name: "client_id", Type: connectors.String, Default: "clink", Description: "the Kafka client id the brokers see", Example: "clink-sensors"},
+	{Name: "client_id", Aliases: []string{"properties.client.id"}, Type: connectors.String, Default: "clink", Description: "the Kafka client id the brokers see", Example: "clink-sensors"},
 	{Name: "connect_timeout_ms", Type: connectors.Int, Default: "10000", Description: "how long the job waits at start-up for the brokers to answer (reachability, topic metadata, offsets) before failing", Example: "30000"},
 	{Name: "security_protocol", Type: connectors.Enum, Values: []string{"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}, Default: "PLAINTEXT", Description: "as Kafka's security.protocol: TLS and/or SASL on the connection", Example: "SASL_SSL"},
 	{Name: "sasl_mechanism", Type: connectors.Enum, Values: []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}, Default: "PLAIN", Description: "SASL mechanism when security_protocol is SASL_PLAINTEXT or SASL_SSL", Example: "SCRAM-SHA-512"},
@@ -37,13 +37,13 @@ var sourceOptions = []connectors.Option{
 	{Name: "event_time_column", Type: connectors.String, Description: "source: BIGINT epoch-ms or TIMESTAMP(3) column that carries event time; each partition has its own watermark", Example: "ts"},
 	{Name: "watermark_lag_ms", Type: connectors.Int, Default: "0", Description: "source: a partition's watermark is the largest event time it has seen minus this lag", Example: "3000"},
 	{Name: "idle_timeout_ms", Type: connectors.Int, Default: "0", Description: "source: a partition without records for this long stops holding the watermark back until it speaks again (0: never idle)", Example: "30000"},
-	{Name: "on_error", Type: connectors.Enum, Values: []string{"fail", "skip", "dead_letter"}, Default: "fail", Description: "source: what a record that does not decode does: stop the job naming its topic/partition/offset, skip and count it, or produce it to dead_letter_topic and count it", Example: "dead_letter"},
+	{Name: "on_error", Aliases: []string{"json.ignore-parse-errors"}, ValueAliases: map[string]string{"true": "skip", "false": "fail"}, Type: connectors.Enum, Values: []string{"fail", "skip", "dead_letter"}, Default: "fail", Description: "source: what a record that does not decode does: stop the job naming its topic/partition/offset, skip and count it, or produce it to dead_letter_topic and count it", Example: "dead_letter"},
 	{Name: "dead_letter_topic", Type: connectors.String, Description: "source: with on_error = 'dead_letter', the topic bad records are produced to (key and value as read, headers clink.topic, clink.partition, clink.offset, clink.error)", Example: "sensors-bad"},
-	{Name: "group_id", Type: connectors.String, Description: "source: a consumer group to which read offsets are committed every 5 s, as a courtesy for lag monitoring only: Clink assigns partitions itself, never joins the group, and does not start from its offsets", Example: "clink-sensors"},
-	{Name: "auto_offset_reset", Type: connectors.Enum, Values: []string{"earliest", "latest"}, Default: "earliest", Description: "source: where a partition starts when start_offsets and start_timestamp_ms do not say, and where it resumes when its offset is out of range", Example: "latest"},
+	{Name: "group_id", Aliases: []string{"properties.group.id"}, Type: connectors.String, Description: "source: a consumer group to which read offsets are committed every 5 s, as a courtesy for lag monitoring only: Clink assigns partitions itself, never joins the group, and does not start from its offsets", Example: "clink-sensors"},
+	{Name: "auto_offset_reset", Aliases: []string{"scan.startup.mode", "properties.auto.offset.reset"}, ValueAliases: map[string]string{"earliest-offset": "earliest", "latest-offset": "latest"}, Type: connectors.Enum, Values: []string{"earliest", "latest"}, Default: "earliest", Description: "source: where a partition starts when start_offsets and start_timestamp_ms do not say, and where it resumes when its offset is out of range", Example: "latest"},
 	{Name: "start_offsets", Type: connectors.String, Description: "source: exact start offsets, 'partition:offset' comma-separated; unlisted partitions follow auto_offset_reset", Example: "0:42,1:17"},
-	{Name: "start_timestamp_ms", Type: connectors.Int, Description: "source: start every partition at its first record whose timestamp is at or after this epoch-ms time", Example: "1772352000000"},
-	{Name: "scan_bounded", Type: connectors.Enum, Values: []string{"unbounded", "latest"}, Default: "unbounded", Description: "source: 'latest' reads up to the end offsets listed at start-up and then ends (bounded: the final watermark fires every window), as Flink's scan.bounded.mode = latest-offset", Example: "latest"},
+	{Name: "start_timestamp_ms", Aliases: []string{"scan.startup.timestamp-millis"}, Type: connectors.Int, Description: "source: start every partition at its first record whose timestamp is at or after this epoch-ms time", Example: "1772352000000"},
+	{Name: "scan_bounded", Aliases: []string{"scan.bounded.mode"}, ValueAliases: map[string]string{"latest-offset": "latest"}, Type: connectors.Enum, Values: []string{"unbounded", "latest"}, Default: "unbounded", Description: "source: 'latest' reads up to the end offsets listed at start-up and then ends (bounded: the final watermark fires every window), as Flink's scan.bounded.mode = latest-offset", Example: "latest"},
 }
 
 // sinkOptions are read by the sink only.

@@ -333,9 +333,26 @@ func (b *binder) validateOptions(t *Table, pos Pos) error {
 	if err != nil {
 		return b.optErr(t, pos, err)
 	}
-	if _, err := f.Spec().Validate(t.Options); err != nil {
+	vo, err := f.Spec().Validate(t.Options)
+	if err != nil {
 		return b.optErr(t, pos, err)
 	}
+	// The plan carries the canonical option names (Flink aliases resolved)
+	// with their values as given; defaults stay implicit.
+	canon := map[string]string{}
+	for k := range t.Options {
+		if _, ok := vo[k]; ok {
+			canon[k] = vo[k]
+			continue
+		}
+		for name, v := range vo {
+			if _, given := t.Options[name]; !given && f.Spec().IsAlias(k, name) {
+				canon[name] = v
+				t.optPos[name] = t.optPos[k]
+			}
+		}
+	}
+	t.Options = canon
 	return nil
 }
 
