@@ -45,6 +45,10 @@ func (e *explainer) rel(r *pb.Rel, depth int) {
 	switch x := r.GetRelType().(type) {
 	case *pb.Rel_Read:
 		rd := x.Read
+		if vt := rd.GetVirtualTable(); vt != nil {
+			fmt.Fprintf(&e.sb, "%sValues rows=%d schema=[%s]%s\n", ind, len(vt.GetExpressions()), schemaString(rd.GetBaseSchema()), emitString(rd.GetCommon()))
+			return
+		}
 		opts, _ := OptionsOf(rd.GetAdvancedExtension())
 		fmt.Fprintf(&e.sb, "%sRead %s schema=[%s]%s%s\n", ind, strings.Join(rd.GetNamedTable().GetNames(), "."), schemaString(rd.GetBaseSchema()), emitString(rd.GetCommon()), optString(opts))
 	case *pb.Rel_Filter:

@@ -291,6 +291,9 @@ func (b *builder) emit(c *chain, common *pb.RelCommon) error {
 }
 
 func (b *builder) read(rd *pb.ReadRel) (*chain, error) {
+	if vt := rd.GetVirtualTable(); vt != nil {
+		return b.values(rd, vt)
+	}
 	nt := rd.GetNamedTable()
 	if nt == nil {
 		return nil, fmt.Errorf("read: only named tables are supported")

@@ -101,6 +101,8 @@ func (b *binder) queryExpr(qe QueryExpr) (*pb.Rel, *scope, error) {
 		return b.selectStmt(x)
 	case *Query:
 		return b.query(x)
+	case *Values:
+		return b.valuesRows(x)
 	case *SetOp:
 		if x.Op != Union {
 			return nil, nil, b.errf(x.OpPos, "%s is not supported yet", describeQuery(x))
@@ -417,13 +419,18 @@ func (b *binder) resolve(cr *ColumnRef, sc *scope) (int, error) {
 }
 
 func (b *binder) selectStmt(s *Select) (*pb.Rel, *scope, error) {
-	if s.From == nil {
-		return nil, nil, b.errf(s.Pos, "SELECT without FROM is not supported")
-	}
 	if s.Distinct {
 		return b.distinct(s)
 	}
-	rel, sc, err := b.from(s.From)
+	var rel *pb.Rel
+	var sc *scope
+	var err error
+	if s.From == nil {
+		// SELECT without FROM reads one row of no columns.
+		rel, sc, err = b.virtualTable(nil, nil, s.Pos)
+	} else {
+		rel, sc, err = b.from(s.From)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -574,4 +581,74 @@ func (b *binder) itemName(it *SelectItem, i int, e bound, sc *scope) string {
 		return sc.cols[e.col].name
 	}
 	return "EXPR$" + strconv.Itoa(i)
+}
+
+// valuesRows binds VALUES (row), ...: a bounded virtual table whose columns
+// take the common type of their values and are named EXPR$i, as in Flink.
+func (b *binder) valuesRows(v *Values) (*pb.Rel, *scope, error) {
+	if len(v.Rows) == 0 {
+		return nil, nil, b.errf(v.Pos, "VALUES needs a row")
+	}
+	n := len(v.Rows[0].Exprs)
+	rows := make([][]bound, len(v.Rows))
+	types := make([]arrow.DataType, n)
+	for i := range types {
+		types[i] = arrow.Null
+	}
+	empty := &scope{}
+	for r, row := range v.Rows {
+		if len(row.Exprs) != n {
+			return nil, nil, b.errf(row.Pos, "VALUES rows have %d and %d values", n, len(row.Exprs))
+		}
+		for c, e := range row.Exprs {
+			x, err := b.expr(e, empty)
+			if err != nil {
+				return nil, nil, err
+			}
+			t, ok := common(types[c], x.typ)
+			if !ok {
+				return nil, nil, b.errf(e.Position(), "VALUES column %d mixes %s and %s", c+1, kernels.SQLTypeName(types[c]), kernels.SQLTypeName(x.typ))
+			}
+			types[c] = t
+			rows[r] = append(rows[r], x)
+		}
+	}
+	for c, t := range types {
+		if t.ID() == arrow.NULL {
+			return nil, nil, b.errf(v.Pos, "VALUES column %d holds only NULL: CAST one to a type", c+1)
+		}
+	}
+	return b.virtualTable(rows, types, v.Pos)
+}
+
+// virtualTable builds a ReadRel over literal rows (nil rows: one row of no
+// columns, for SELECT without FROM). It is bounded.
+func (b *binder) virtualTable(rows [][]bound, types []arrow.DataType, pos Pos) (*pb.Rel, *scope, error) {
+	fields := make([]arrow.Field, len(types))
+	sc := &scope{}
+	for i, t := range types {
+		name := "EXPR$" + strconv.Itoa(i)
+		fields[i] = arrow.Field{Name: name, Type: t, Nullable: true}
+		sc.cols = append(sc.cols, column{name: name, typ: t, pos: pos})
+	}
+	ns, err := substrait.Schema(arrow.NewSchema(fields, nil))
+	if err != nil {
+		return nil, nil, b.errf(pos, "%v", err)
+	}
+	vt := &pb.ReadRel_VirtualTable{}
+	if rows == nil {
+		vt.Expressions = []*pb.Expression_Nested_Struct{{}}
+	}
+	for _, row := range rows {
+		st := &pb.Expression_Nested_Struct{}
+		for c, x := range row {
+			st.Fields = append(st.Fields, b.cast(x, types[c]).pb)
+		}
+		vt.Expressions = append(vt.Expressions, st)
+	}
+	return &pb.Rel{RelType: &pb.Rel_Read{Read: &pb.ReadRel{
+		Common:     substrait.Direct(),
+		BaseSchema: ns,
+		ReadType:   &pb.ReadRel_VirtualTable_{VirtualTable: vt},
+	}}}, sc, nil
 }

@@ -1,0 +1,101 @@
+package planner
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	pb "github.com/substrait-io/substrait-protobuf/go/substraitpb"
+
+	"github.com/clink-dev/clink/engine"
+	"github.com/clink-dev/clink/kernels"
+	"github.com/clink-dev/clink/substrait"
+	"github.com/clink-dev/clink/vector"
+)
+
+// values plans a ReadRel over a virtual table (VALUES, or SELECT without
+// FROM): a bounded source emitting the rows once.
+func (b *builder) values(rd *pb.ReadRel, vt *pb.ReadRel_VirtualTable) (*chain, error) {
+	schema, err := substrait.ArrowSchema(rd.GetBaseSchema())
+	if err != nil {
+		return nil, fmt.Errorf("VALUES: %w", err)
+	}
+	rows := vt.GetExpressions()
+	if len(vt.GetValues()) > 0 {
+		return nil, fmt.Errorf("VALUES: literal-struct rows are not supported; use expressions")
+	}
+	empty := arrow.NewSchema(nil, nil)
+	cols := make([][]kernels.Expr, schema.NumFields())
+	for r, row := range rows {
+		if len(row.GetFields()) != schema.NumFields() {
+			return nil, fmt.Errorf("VALUES row %d has %d values for %d columns", r+1, len(row.GetFields()), schema.NumFields())
+		}
+		for c, f := range row.GetFields() {
+			e, err := b.expr(f, empty)
+			if err != nil {
+				return nil, fmt.Errorf("VALUES row %d: %w", r+1, err)
+			}
+			if !arrow.TypeEqual(e.Type(), schema.Field(c).Type) {
+				if e, err = kernels.Cast(e, schema.Field(c).Type); err != nil {
+					return nil, fmt.Errorf("VALUES row %d: %w", r+1, err)
+				}
+			}
+			cols[c] = append(cols[c], e)
+		}
+	}
+	src := &valuesSource{schema: schema, cols: cols, rows: len(rows), mem: b.env.Runtime.Mem}
+	c := &chain{source: src, schema: schema}
+	return c, b.emit(c, rd.GetCommon())
+}
+
+// valuesSource emits constant rows once, then ends.
+type valuesSource struct {
+	schema *arrow.Schema
+	cols   [][]kernels.Expr // per column, per row
+	rows   int
+	mem    memory.Allocator
+}
+
+func (v *valuesSource) Run(ctx context.Context, emit func(engine.Message) error) error {
+	one := vector.New(array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 1))
+	defer one.Release()
+	arrs := make([]arrow.Array, len(v.cols))
+	defer func() {
+		for _, a := range arrs {
+			if a != nil {
+				a.Release()
+			}
+		}
+	}()
+	for c, col := range v.cols {
+		bld := array.NewBuilder(v.mem, v.schema.Field(c).Type)
+		for _, e := range col {
+			a, err := e.Eval(one, v.mem)
+			if err != nil {
+				bld.Release()
+				return fmt.Errorf("VALUES: %w", err)
+			}
+			if err := appendFrom(bld, a); err != nil {
+				a.Release()
+				bld.Release()
+				return err
+			}
+			a.Release()
+		}
+		arrs[c] = bld.NewArray()
+		bld.Release()
+	}
+	rec := array.NewRecordBatch(v.schema, arrs, int64(v.rows))
+	return emit(engine.Message{Kind: engine.KindData, Batch: vector.New(rec)})
+}
+
+// appendFrom appends the single value of a one-row array.
+func appendFrom(bld array.Builder, a arrow.Array) error {
+	if a.IsNull(0) {
+		bld.AppendNull()
+		return nil
+	}
+	return bld.AppendValueFromString(a.ValueStr(0))
+}
