@@ -153,7 +153,11 @@ func (s *Spec) Validate(opts map[string]string) (Options, error) {
 			continue
 		}
 		if o.Required {
-			return nil, &OptionError{Msg: fmt.Sprintf("connector '%s' needs option '%s' (%s)", s.Name, o.Name, o.Description)}
+			msg := fmt.Sprintf("connector '%s' needs option '%s'", s.Name, o.Name)
+			if o.Example != "" {
+				msg += fmt.Sprintf(", e.g. '%s' = '%s'", o.Name, o.Example)
+			}
+			return nil, &OptionError{Msg: msg}
 		}
 		if o.Default != "" {
 			out[o.Name] = o.Default

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/clink-dev/clink/connectors"
 	cjson "github.com/clink-dev/clink/connectors/formats/json"
@@ -12,17 +13,27 @@ import (
 	"github.com/clink-dev/clink/vector"
 )
 
-// NewSink creates the table's directory and one part file per subtask.
+// NewSink opens the table's output. A path ending in .jsonl, .json or
+// .ndjson names the output file itself; any other path is a directory that
+// receives one part file per subtask (part-<subtask>.jsonl), as Flink's
+// filesystem sink writes a directory.
 //
 // Guarantee: at-least-once. Rows are appended as they arrive and are
-// visible as soon as they are flushed; a restarted job rewrites its part
-// file from the start.
+// visible as soon as they are flushed; a restarted job rewrites its file
+// from the start.
 func (Connector) NewSink(t *connectors.Table) (engine.Sink, error) {
-	dir := t.Options["path"]
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	path := t.Options["path"]
+	name := filepath.Join(path, fmt.Sprintf("part-%d.jsonl", t.Runtime.Subtask))
+	switch filepath.Ext(path) {
+	case ".jsonl", ".json", ".ndjson":
+		name = path
+		if t.Runtime.Subtask > 0 {
+			name = fmt.Sprintf("%s-%d%s", strings.TrimSuffix(path, filepath.Ext(path)), t.Runtime.Subtask, filepath.Ext(path))
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return nil, fmt.Errorf("file sink '%s': %w", t.Name, err)
 	}
-	name := filepath.Join(dir, fmt.Sprintf("part-%d.jsonl", t.Runtime.Subtask))
 	if t.Options["mode"] == "upsert" {
 		return newUpsertSink(t, name)
 	}
