@@ -226,6 +226,13 @@ func (b *binder) expr(e Expr, sc *scope) (bound, error) {
 	}
 	switch x := e.(type) {
 	case *ColumnRef:
+		if b.post != nil && x.Table == nil && strings.EqualFold(x.Column.Name, "window_time") {
+			if end, ok := b.post.subst["window_end"]; ok {
+				// Flink's window_time: the last millisecond of the window.
+				e := bound{pb: substrait.FieldRef(end), typ: arrow.PrimitiveTypes.Int64, col: end}
+				return b.call(x.Pos, "window_time", "subtract", e, bound{pb: substrait.LitI64(1), typ: arrow.PrimitiveTypes.Int64, col: -1})
+			}
+		}
 		if b.post != nil {
 			if _, err := b.resolve(x, b.post.in); err == nil {
 				return bound{}, b.errf(x.Pos, "column %s must appear in GROUP BY or be used in an aggregate function", x.String())

@@ -577,8 +577,11 @@ func (b *binder) itemName(it *SelectItem, i int, e bound, sc *scope) string {
 	if it.Alias != nil {
 		return b.spelled(*it.Alias)
 	}
-	if _, ok := it.Expr.(*ColumnRef); ok && e.col >= 0 {
-		return sc.cols[e.col].name
+	if cr, ok := it.Expr.(*ColumnRef); ok {
+		if e.col >= 0 {
+			return sc.cols[e.col].name
+		}
+		return b.spelled(cr.Column)
 	}
 	return "EXPR$" + strconv.Itoa(i)
 }
