@@ -30,6 +30,11 @@ type WindowAggConfig struct {
 	// MaxOutputRows caps the rows of each record Advance returns
 	// (0: 8192, the engine's micro-batch size).
 	MaxOutputRows int
+	// AllowedLateness keeps a window's state for this many ms after it
+	// fired: rows are late only when window end + AllowedLateness <= their
+	// watermark, and a row landing in a fired window updates it (TakeUpdates
+	// returns -U/+U rows). Not supported for SESSION.
+	AllowedLateness int64
 }
 
 // WindowAgg is a grouped window aggregation (TUMBLE, HOP, CUMULATE,
@@ -86,11 +91,15 @@ type WindowAgg struct {
 	fired  []int32
 	fstart []int64
 	fend   []int64
+
+	updates []arrow.RecordBatch // -U/+U rows of fired windows (allowed lateness)
+	ukinds  [][]vector.RowKind
 }
 
 // winWindow is one open TUMBLE/HOP/CUMULATE window.
 type winWindow struct {
 	start, end int64
+	fired      bool // emitted once; kept open for allowed lateness
 	gids       []int32 // creation order = first appearance, unless unsorted
 	lastSeq    int64
 	unsorted   bool // a re-probed group was created out of order
@@ -104,6 +113,12 @@ func NewWindowAgg(cfg WindowAggConfig, mem memory.Allocator) (*WindowAgg, error)
 	}
 	if err := cfg.Window.Validate(); err != nil {
 		return nil, fmt.Errorf("window aggregate: %w", err)
+	}
+	if cfg.AllowedLateness < 0 {
+		return nil, fmt.Errorf("window aggregate: allowed lateness must not be negative")
+	}
+	if cfg.AllowedLateness > 0 && cfg.Window.Kind == WindowSession {
+		return nil, fmt.Errorf("allowed_lateness_ms with SESSION windows is not supported yet")
 	}
 	nf := cfg.Input.NumFields()
 	if cfg.TimeCol < 0 || cfg.TimeCol >= nf {
@@ -249,9 +264,44 @@ func (w *WindowAgg) Add(b *vector.Batch) error {
 		k := w.tbl.newK[j]
 		w.register(id, w.ends[k], w.seq+int64(k))
 	}
+	var oldG, freshG []int32
+	if w.cfg.AllowedLateness > 0 {
+		oldG, freshG = w.firedGroups(ids, n)
+	}
+	if len(oldG) > 0 {
+		st, en := w.boundsOf(oldG)
+		for _, r := range w.emit(oldG, oldG, st, en) {
+			w.updates = append(w.updates, r)
+			w.ukinds = append(w.ukinds, repeatKind(vector.UpdateBefore, int(r.NumRows())))
+		}
+	}
 	w.update(b, ids, rows)
+	if all := append(append([]int32{}, oldG...), freshG...); len(all) > 0 {
+		st, en := w.boundsOf(all)
+		kinds := make([]vector.RowKind, len(all))
+		for i := range all {
+			kinds[i] = vector.UpdateAfter
+			if i >= len(oldG) {
+				kinds[i] = vector.Insert
+			}
+		}
+		off := 0
+		for _, r := range w.emit(all, all, st, en) {
+			w.updates = append(w.updates, r)
+			w.ukinds = append(w.ukinds, kinds[off:off+int(r.NumRows())])
+			off += int(r.NumRows())
+		}
+	}
 	w.seq += int64(n)
 	return nil
+}
+
+func repeatKind(k vector.RowKind, n int) []vector.RowKind {
+	out := make([]vector.RowKind, n)
+	for i := range out {
+		out[i] = k
+	}
+	return out
 }
 
 func (w *WindowAgg) update(b *vector.Batch, gids []int32, rows []int32) {
@@ -331,6 +381,7 @@ func (w *WindowAgg) assign(b *vector.Batch) int {
 			if rwm != nil && rwm[r] > lim {
 				lim = rwm[r]
 			}
+			lim = w.lessLateness(lim)
 			if ce <= lim {
 				w.late++
 				continue
@@ -353,6 +404,7 @@ func (w *WindowAgg) assign(b *vector.Batch) int {
 			if rwm != nil && rwm[r] > lim {
 				lim = rwm[r]
 			}
+			lim = w.lessLateness(lim)
 			last := winAlign(ts, sp.Slide, sp.Offset) // latest start <= ts
 			d := ts - last
 			if d >= sp.Size {
@@ -389,6 +441,7 @@ func (w *WindowAgg) assign(b *vector.Batch) int {
 			if rwm != nil && rwm[r] > lim {
 				lim = rwm[r]
 			}
+			lim = w.lessLateness(lim)
 			base := winAlign(ts, sp.Size, sp.Offset)
 			late := false
 			for j := (ts-base)/sp.Step + 1; j <= steps; j++ {
@@ -455,18 +508,25 @@ func (w *WindowAgg) Advance(wm int64) ([]arrow.RecordBatch, error) {
 	if w.sess != nil {
 		return w.fireSessions(wm), nil
 	}
-	nf := 0
+	L := w.cfg.AllowedLateness
+	nf := 0 // windows the watermark reached: fire those not fired yet
 	for nf < len(w.wins) && w.wins[nf].end <= wm {
 		nf++
 	}
-	if nf == 0 {
-		return nil, nil
+	nfree := 0 // windows past their allowed lateness: free them
+	for nfree < nf && w.wins[nfree].end <= w.lessLatenessOf(wm, L) {
+		nfree++
 	}
 	gids, starts, ends := w.fired[:0], w.fstart[:0], w.fend[:0]
 	for _, win := range w.wins[:nf] {
+		if win.fired {
+			continue
+		}
+		win.fired = true
 		if win.unsorted {
 			seq := w.gseq
 			slices.SortFunc(win.gids, func(a, b int32) int { return cmp.Compare(seq[a], seq[b]) })
+			win.unsorted = false
 		}
 		gids = append(gids, win.gids...)
 		for range win.gids {
@@ -475,19 +535,84 @@ func (w *WindowAgg) Advance(wm int64) ([]arrow.RecordBatch, error) {
 		}
 	}
 	w.fired, w.fstart, w.fend = gids, starts, ends
-	recs := w.emit(gids, gids, starts, ends)
-	w.aggs.reset(gids)
-	w.tbl.remove(gids)
-	for _, win := range w.wins[:nf] {
+	var recs []arrow.RecordBatch
+	if len(gids) > 0 {
+		recs = w.emit(gids, gids, starts, ends)
+	}
+	if nfree == 0 {
+		return recs, nil
+	}
+	var free []int32
+	for _, win := range w.wins[:nfree] {
+		free = append(free, win.gids...)
+	}
+	w.aggs.reset(free)
+	w.tbl.remove(free)
+	for _, win := range w.wins[:nfree] {
 		delete(w.winByEnd, win.end)
 		w.spare = append(w.spare, win.gids)
 		if w.lastWin == win {
 			w.lastWin = nil
 		}
 	}
-	clear(w.wins[:nf])
-	w.wins = append(w.wins[:0], w.wins[nf:]...)
+	clear(w.wins[:nfree])
+	w.wins = append(w.wins[:0], w.wins[nfree:]...)
 	return recs, nil
+}
+
+// lessLateness lowers a lateness limit by the allowed lateness.
+func (w *WindowAgg) lessLateness(lim int64) int64 { return w.lessLatenessOf(lim, w.cfg.AllowedLateness) }
+
+func (w *WindowAgg) lessLatenessOf(lim, l int64) int64 {
+	if l <= 0 || lim == math.MaxInt64 {
+		return lim
+	}
+	if lim < math.MinInt64+l {
+		return math.MinInt64
+	}
+	return lim - l
+}
+
+// TakeUpdates returns the changelog rows (-U old values, then +U new or +I
+// for a new group) that the last Add caused in windows that had already
+// fired, and their kinds; nil without allowed lateness.
+func (w *WindowAgg) TakeUpdates() ([]arrow.RecordBatch, [][]vector.RowKind) {
+	recs, kinds := w.updates, w.ukinds
+	w.updates, w.ukinds = nil, nil
+	return recs, kinds
+}
+
+// lateUpdates wraps an update of groups in fired windows: before is called
+// with the entries' ids before the accumulators change and returns a
+// function to call after.
+func (w *WindowAgg) firedGroups(ids []int32, n int) (old, fresh []int32) {
+	isNew := map[int32]bool{}
+	for _, id := range w.tbl.newIDs {
+		isNew[id] = true
+	}
+	seen := map[int32]bool{}
+	for k := 0; k < n; k++ {
+		win := w.winByEnd[w.ends[k]]
+		if win == nil || !win.fired || seen[ids[k]] {
+			continue
+		}
+		seen[ids[k]] = true
+		if isNew[ids[k]] {
+			fresh = append(fresh, ids[k])
+		} else {
+			old = append(old, ids[k])
+		}
+	}
+	return old, fresh
+}
+
+func (w *WindowAgg) boundsOf(gids []int32) (starts, ends []int64) {
+	for _, g := range gids {
+		e := w.tbl.ends[g]
+		ends = append(ends, e)
+		starts = append(starts, w.windowStart(e))
+	}
+	return starts, ends
 }
 
 // emit builds output records for groups gids with key ids kids.

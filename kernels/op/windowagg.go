@@ -9,6 +9,9 @@ import (
 // key) accumulators; a watermark fires every window whose end it reached.
 type WindowAgg struct {
 	Agg *kernels.WindowAgg
+	// Updating: with allowed lateness the output is a changelog (first
+	// firings +I, late updates -U/+U).
+	Updating bool
 }
 
 var (
@@ -21,7 +24,22 @@ var (
 func (w *WindowAgg) Process(b *vector.Batch, out Output) error {
 	err := w.Agg.Add(b)
 	b.Release()
-	return err
+	if err != nil {
+		return err
+	}
+	// With allowed lateness, rows landing in fired windows update them.
+	recs, kinds := w.Agg.TakeUpdates()
+	for i, r := range recs {
+		nb := vector.New(r)
+		nb.Kinds = kinds[i]
+		if err := out.Emit(nb); err != nil {
+			for _, r := range recs[i+1:] {
+				r.Release()
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // OnWatermark emits the windows the watermark closed, then forwards it.
@@ -31,7 +49,11 @@ func (w *WindowAgg) OnWatermark(wm int64, out Output) error {
 		return err
 	}
 	for i, r := range recs {
-		if err := out.Emit(vector.New(r)); err != nil {
+		nb := vector.New(r)
+		if w.Updating {
+			nb.Kinds = make([]vector.RowKind, r.NumRows()) // all +I
+		}
+		if err := out.Emit(nb); err != nil {
 			for _, r := range recs[i+1:] {
 				r.Release()
 			}

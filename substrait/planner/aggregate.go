@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	pb "github.com/substrait-io/substrait-protobuf/go/substraitpb"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/clink-dev/clink/kernels"
 	"github.com/clink-dev/clink/kernels/op"
@@ -150,11 +151,15 @@ func (b *builder) aggregate(a *pb.AggregateRel) (*chain, error) {
 		c.updating = len(cfg.Aggs) > 0
 		return c, b.emit(c, a.GetCommon())
 	}
+	if cfg.AllowedLateness, err = allowedLateness(a); err != nil {
+		return nil, err
+	}
 	agg, err := kernels.NewWindowAgg(cfg, b.env.Runtime.Mem)
 	if err != nil {
 		return nil, err
 	}
-	c.add("window_aggregate", &op.WindowAgg{Agg: agg}, agg.OutputSchema())
+	c.add("window_aggregate", &op.WindowAgg{Agg: agg, Updating: cfg.AllowedLateness > 0}, agg.OutputSchema())
+	c.updating = cfg.AllowedLateness > 0
 	return c, b.emit(c, a.GetCommon())
 }
 
@@ -229,4 +234,22 @@ func (b *builder) windowOf(groups []*pb.Expression) (kernels.WindowSpec, *pb.Exp
 		return spec, nil, fmt.Errorf("window_start: the time argument must be a value")
 	}
 	return spec, tv, nil
+}
+
+// allowedLateness reads Clink's enhancement on a window AggregateRel:
+// {"clink_allowed_lateness_ms": L}.
+func allowedLateness(a *pb.AggregateRel) (int64, error) {
+	enh := a.GetAdvancedExtension().GetEnhancement()
+	if enh == nil {
+		return 0, nil
+	}
+	var st structpb.Struct
+	if err := enh.UnmarshalTo(&st); err != nil {
+		return 0, fmt.Errorf("aggregate enhancement is not a google.protobuf.Struct: %w", err)
+	}
+	v, ok := st.Fields["clink_allowed_lateness_ms"]
+	if !ok {
+		return 0, fmt.Errorf("aggregate enhancement has no clink_allowed_lateness_ms")
+	}
+	return int64(v.GetNumberValue()), nil
 }

@@ -77,6 +77,9 @@ type binder struct {
 	// topNTime: per ROW_NUMBER relation, its event-time partition column
 	// (a window's end) or -1.
 	topNTime map[*pb.ConsistentPartitionWindowRel]int
+	// lateness carries the window's allowed lateness from the window
+	// binding to the aggregate relation being built.
+	lateness int64
 }
 
 func newBinder(src string, reg *connectors.Registry) *binder {

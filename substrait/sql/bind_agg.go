@@ -5,6 +5,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	pb "github.com/substrait-io/substrait-protobuf/go/substraitpb"
+	ext "github.com/substrait-io/substrait-protobuf/go/substraitpb/extensions"
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/clink-dev/clink/kernels"
 	"github.com/clink-dev/clink/substrait"
@@ -87,6 +90,10 @@ func (b *binder) aggregate(s *Select, rel *pb.Rel, sc *scope) (*pb.Rel, *scope, 
 		}}}
 	}
 	groups := []*pb.Expression{wcall("window_start"), wcall("window_end")}
+	b.lateness = sc.cols[win.timeCol].lateness
+	if b.lateness > 0 && win.kind == "SESSION" {
+		return nil, nil, b.errf(win.pos, "allowed_lateness_ms with SESSION windows is not supported yet")
+	}
 	post := &postAgg{in: sc, subst: map[string]int{"window_start": 0, "window_end": 1}}
 	out := &scope{cols: []column{
 		{name: "window_start", typ: arrow.PrimitiveTypes.Int64},
@@ -182,13 +189,31 @@ func (b *binder) finishAggregate(s *Select, rel *pb.Rel, sc *scope, keys []Expr,
 		})
 	}
 
-	rel = &pb.Rel{RelType: &pb.Rel_Aggregate{Aggregate: &pb.AggregateRel{
+	agg := &pb.AggregateRel{
 		Common:              substrait.Direct(),
 		Input:               rel,
 		GroupingExpressions: groups,
 		Groupings:           []*pb.AggregateRel_Grouping{{ExpressionReferences: seq(len(groups))}},
 		Measures:            measures,
-	}}}
+	}
+	lateness := int64(0)
+	if groups != nil {
+		lateness, b.lateness = b.lateness, 0
+	}
+	if lateness > 0 {
+		st, err := structpb.NewStruct(map[string]any{"clink_allowed_lateness_ms": lateness})
+		if err != nil {
+			return nil, nil, err
+		}
+		a, err := anypb.New(st)
+		if err != nil {
+			return nil, nil, err
+		}
+		agg.AdvancedExtension = &ext.AdvancedExtension{Enhancement: a}
+		// Late rows update fired windows: the result is a changelog.
+		updating = true
+	}
+	rel = &pb.Rel{RelType: &pb.Rel_Aggregate{Aggregate: agg}}
 
 	b.post = post
 	defer func() { b.post = nil }()

@@ -20,7 +20,9 @@ type column struct {
 	typ       arrow.DataType
 	pos       Pos
 	eventTime bool // the table's event-time attribute
-	window    bool // window_start/window_end of a window TVF
+	// lateness is the table's allowed_lateness_ms for its event-time column.
+	lateness int64
+	window   bool // window_start/window_end of a window TVF
 	// hidden columns are not part of SELECT * (the rank a ROW_NUMBER item
 	// computes before the select list names it).
 	hidden bool
@@ -255,8 +257,13 @@ func (b *binder) tableRef(name ObjectName, alias string, pos Pos) (*pb.Rel, *sco
 			sc.unbounded = !bd.Bounded(tab.Options)
 		}
 	}
+	lateness, _ := strconv.ParseInt(tab.Options["allowed_lateness_ms"], 10, 64)
 	for _, f := range tab.Schema.Fields() {
-		sc.cols = append(sc.cols, column{name: f.Name, qualifier: q, typ: f.Type, pos: pos, eventTime: f.Name == tab.EventTime})
+		c := column{name: f.Name, qualifier: q, typ: f.Type, pos: pos, eventTime: f.Name == tab.EventTime}
+		if c.eventTime {
+			c.lateness = lateness
+		}
+		sc.cols = append(sc.cols, c)
 	}
 	return rel, sc, nil
 }
