@@ -26,6 +26,9 @@ const (
 	AggMin
 	// AggMax is MAX(x), like AggMin.
 	AggMax
+	// AggCountDistinct is COUNT(DISTINCT x): distinct non-null values, an
+	// int64. Each group keeps the set of values it has seen.
+	AggCountDistinct
 )
 
 func (f AggFunc) String() string {
@@ -42,6 +45,8 @@ func (f AggFunc) String() string {
 		return "MIN"
 	case AggMax:
 		return "MAX"
+	case AggCountDistinct:
+		return "COUNT(DISTINCT)"
 	}
 	return fmt.Sprintf("AggFunc(%d)", uint8(f))
 }
@@ -101,21 +106,28 @@ func newAggPlan(input *arrow.Schema, specs []AggSpec) (*aggPlan, error) {
 		col := a.Arg
 		if a.Func == AggCountStar {
 			col = -1
-		} else if a.Func > AggMax {
+		} else if a.Func > AggCountDistinct {
 			return nil, fmt.Errorf("aggregate %d (%s): unknown function %s", i, name, a.Func)
 		} else if col < 0 || col >= input.NumFields() {
 			return nil, fmt.Errorf("aggregate %d (%s): %s argument column %d out of range [0,%d)", i, name, a.Func, col, input.NumFields())
 		}
-		si, ok := byCol[col]
+		key := col
+		if a.Func == AggCountDistinct {
+			key = -2 - col // its own state: a set per group
+		}
+		si, ok := byCol[key]
 		if !ok {
 			var st aggState
-			if col < 0 {
+			switch {
+			case a.Func == AggCountDistinct:
+				st = &aggDistinctState{}
+			case col < 0:
 				st = &aggCountState{star: true}
-			} else {
+			default:
 				st = newAggState(input.Field(col).Type)
 			}
 			si = len(p.states)
-			byCol[col] = si
+			byCol[key] = si
 			p.states = append(p.states, st)
 			p.cols = append(p.cols, col)
 		}
@@ -124,7 +136,7 @@ func newAggPlan(input *arrow.Schema, specs []AggSpec) (*aggPlan, error) {
 			return nil, fmt.Errorf("aggregate %d (%s): %s(%s): %w", i, name, a.Func, input.Field(col).Name, err)
 		}
 		p.outs = append(p.outs, aggOut{state: si, fn: a.Func})
-		nullable := a.Func != AggCountStar && a.Func != AggCount
+		nullable := a.Func != AggCountStar && a.Func != AggCount && a.Func != AggCountDistinct
 		p.fields = append(p.fields, arrow.Field{Name: name, Type: st.outType(a.Func), Nullable: nullable})
 	}
 	return p, nil

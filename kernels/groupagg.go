@@ -185,6 +185,8 @@ func newGroupAcc(f AggFunc, in arrow.DataType) (groupAcc, error) {
 	switch f {
 	case AggCountStar, AggCount:
 		return &gaCount{star: f == AggCountStar}, nil
+	case AggCountDistinct:
+		return &gaDistinct{}, nil
 	case AggSum:
 		switch in.ID() {
 		case arrow.INT64:
@@ -449,6 +451,52 @@ func gaBuild[T cmp.Ordered](mem memory.Allocator, t arrow.DataType, idx []int32,
 			app.Append(v)
 		} else {
 			b.AppendNull()
+		}
+	}
+	return b.NewArray()
+}
+
+// gaDistinct is COUNT(DISTINCT x): a set of values per group.
+type gaDistinct struct {
+	sets     []map[string]struct{}
+	old, new []int64
+}
+
+func (a *gaDistinct) typ() arrow.DataType { return arrow.PrimitiveTypes.Int64 }
+func (a *gaDistinct) grow(n int) {
+	a.sets = append(a.sets, make([]map[string]struct{}, n-len(a.sets))...)
+}
+
+func (a *gaDistinct) step(gids []int32, arr arrow.Array, rows []int32, changed []bool) {
+	n := len(rows)
+	a.old, a.new = winGrow(a.old, n), winGrow(a.new, n)
+	for k, r := range rows {
+		id := gids[k]
+		set := a.sets[id]
+		a.old[k] = int64(len(set))
+		if arr.IsValid(int(r)) {
+			if set == nil {
+				set = map[string]struct{}{}
+				a.sets[id] = set
+			}
+			key := distinctKey(arr, int(r))
+			if _, ok := set[key]; !ok {
+				set[key] = struct{}{}
+				changed[k] = true
+			}
+		}
+		a.new[k] = int64(len(set))
+	}
+}
+
+func (a *gaDistinct) build(mem memory.Allocator, idx []int32, old []bool) arrow.Array {
+	b := array.NewInt64Builder(mem)
+	defer b.Release()
+	for j, k := range idx {
+		if old[j] {
+			b.Append(a.old[k])
+		} else {
+			b.Append(a.new[k])
 		}
 	}
 	return b.NewArray()

@@ -99,7 +99,7 @@ type WindowAgg struct {
 // winWindow is one open TUMBLE/HOP/CUMULATE window.
 type winWindow struct {
 	start, end int64
-	fired      bool // emitted once; kept open for allowed lateness
+	fired      bool    // emitted once; kept open for allowed lateness
 	gids       []int32 // creation order = first appearance, unless unsorted
 	lastSeq    int64
 	unsorted   bool // a re-probed group was created out of order
@@ -561,7 +561,9 @@ func (w *WindowAgg) Advance(wm int64) ([]arrow.RecordBatch, error) {
 }
 
 // lessLateness lowers a lateness limit by the allowed lateness.
-func (w *WindowAgg) lessLateness(lim int64) int64 { return w.lessLatenessOf(lim, w.cfg.AllowedLateness) }
+func (w *WindowAgg) lessLateness(lim int64) int64 {
+	return w.lessLatenessOf(lim, w.cfg.AllowedLateness)
+}
 
 func (w *WindowAgg) lessLatenessOf(lim, l int64) int64 {
 	if l <= 0 || lim == math.MaxInt64 {

@@ -85,12 +85,13 @@ func (b *builder) aggregate(a *pb.AggregateRel) (*chain, error) {
 		if m.GetFilter() != nil {
 			return nil, fmt.Errorf("aggregate FILTER clauses are not supported")
 		}
-		if f.GetInvocation() == pb.AggregateFunction_AGGREGATION_INVOCATION_DISTINCT {
-			return nil, fmt.Errorf("DISTINCT aggregates are not supported yet")
-		}
 		name, err := b.fname(f.GetFunctionReference())
 		if err != nil {
 			return nil, err
+		}
+		distinct := f.GetInvocation() == pb.AggregateFunction_AGGREGATION_INVOCATION_DISTINCT
+		if distinct && (name != "count" || len(f.GetArguments()) != 1) {
+			return nil, fmt.Errorf("%s(DISTINCT ...) is not supported (only COUNT(DISTINCT x))", name)
 		}
 		spec := kernels.AggSpec{Arg: -1, Name: "$m" + strconv.Itoa(mi)}
 		args := f.GetArguments()
@@ -99,6 +100,9 @@ func (b *builder) aggregate(a *pb.AggregateRel) (*chain, error) {
 			spec.Func = kernels.AggCountStar
 			if len(args) == 1 {
 				spec.Func = kernels.AggCount
+			}
+			if distinct {
+				spec.Func = kernels.AggCountDistinct
 			}
 		case "sum":
 			spec.Func = kernels.AggSum

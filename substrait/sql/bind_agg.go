@@ -267,10 +267,10 @@ func seq(n int) []uint32 {
 // measure binds one aggregate call. Arguments are cast so that the plan
 // uses the standard signatures: SUM over BIGINT or DOUBLE, AVG over DOUBLE.
 func (b *binder) measure(f *FuncCall, sc *scope) (*pb.AggregateRel_Measure, arrow.DataType, error) {
-	if f.Distinct {
-		return nil, nil, b.errf(f.Pos, "%s(DISTINCT ...) is not supported yet", f.Name)
-	}
 	name := strings.ToLower(f.Name)
+	if f.Distinct && name != "count" {
+		return nil, nil, b.errf(f.Pos, "%s(DISTINCT ...) is not supported yet (COUNT(DISTINCT x) is)", f.Name)
+	}
 	var args []bound
 	if f.Star {
 		if name != "count" {
@@ -346,6 +346,10 @@ func (b *binder) measure(f *FuncCall, sc *scope) (*pb.AggregateRel_Measure, arro
 		}
 	}
 	anchor := b.sb.Func(urn, name+":"+sigArgs)
+	invocation := pb.AggregateFunction_AGGREGATION_INVOCATION_ALL
+	if f.Distinct {
+		invocation = pb.AggregateFunction_AGGREGATION_INVOCATION_DISTINCT
+	}
 	fa := make([]*pb.FunctionArgument, len(args))
 	for i, a := range args {
 		fa[i] = substrait.ValueArg(a.pb)
@@ -355,6 +359,6 @@ func (b *binder) measure(f *FuncCall, sc *scope) (*pb.AggregateRel_Measure, arro
 		Arguments:         fa,
 		OutputType:        pt,
 		Phase:             pb.AggregationPhase_AGGREGATION_PHASE_INITIAL_TO_RESULT,
-		Invocation:        pb.AggregateFunction_AGGREGATION_INVOCATION_ALL,
+		Invocation:        invocation,
 	}}, out, nil
 }
