@@ -164,6 +164,8 @@ func newAggState(dt arrow.DataType) aggState {
 		return &aggBoolState{}
 	case arrow.STRING:
 		return &aggStrState{}
+	case arrow.DECIMAL128:
+		return &aggDecState{dt: dt.(*arrow.Decimal128Type)}
 	}
 	return &aggCountState{dt: dt}
 }

@@ -19,14 +19,15 @@ var ExtensionYAML []byte
 
 // URNs of the extension files plans reference.
 const (
-	URNClink      = "extension:dev.clink:streaming"
-	URNArithmetic = "extension:io.substrait:functions_arithmetic"
-	URNComparison = "extension:io.substrait:functions_comparison"
-	URNBoolean    = "extension:io.substrait:functions_boolean"
-	URNAggregate  = "extension:io.substrait:functions_aggregate_generic"
-	URNDatetime   = "extension:io.substrait:functions_datetime"
-	URNString     = "extension:io.substrait:functions_string"
-	URNRounding   = "extension:io.substrait:functions_rounding"
+	URNClink             = "extension:dev.clink:streaming"
+	URNArithmetic        = "extension:io.substrait:functions_arithmetic"
+	URNComparison        = "extension:io.substrait:functions_comparison"
+	URNBoolean           = "extension:io.substrait:functions_boolean"
+	URNAggregate         = "extension:io.substrait:functions_aggregate_generic"
+	URNDatetime          = "extension:io.substrait:functions_datetime"
+	URNString            = "extension:io.substrait:functions_string"
+	URNArithmeticDecimal = "extension:io.substrait:functions_arithmetic_decimal"
+	URNRounding          = "extension:io.substrait:functions_rounding"
 )
 
 // ClinkExtensionURI is where the YAML is published, for consumers that

@@ -303,8 +303,15 @@ func (b *binder) measure(f *FuncCall, sc *scope) (*pb.AggregateRel_Measure, arro
 		}
 	case "sum", "avg":
 		a := args[0]
-		if a.typ.ID() == arrow.DECIMAL128 {
-			return nil, nil, b.errf(f.Pos, "%s over DECIMAL is not supported yet: CAST the argument to DOUBLE (inexact) or wait for exact decimal accumulators", f.Name)
+		if d, ok := a.typ.(*arrow.Decimal128Type); ok {
+			// Exact, as in Flink: SUM is DECIMAL(38, s), AVG DECIMAL(38, max(s, 6)).
+			if name == "sum" {
+				out = &arrow.Decimal128Type{Precision: 38, Scale: d.Scale}
+			} else {
+				out = &arrow.Decimal128Type{Precision: 38, Scale: max(d.Scale, 6)}
+			}
+			sigArgs = "dec"
+			break
 		}
 		r := numericRank(a.typ)
 		if r == 0 {
@@ -321,11 +328,8 @@ func (b *binder) measure(f *FuncCall, sc *scope) (*pb.AggregateRel_Measure, arro
 		sigArgs = substrait.ShortName(out)
 	case "min", "max":
 		a := args[0]
-		if a.typ.ID() == arrow.DECIMAL128 {
-			return nil, nil, b.errf(f.Pos, "%s over DECIMAL is not supported yet", f.Name)
-		}
 		switch {
-		case numericRank(a.typ) > 0, a.typ.ID() == arrow.STRING, a.typ.ID() == arrow.TIMESTAMP, a.typ.ID() == arrow.BOOL:
+		case numericRank(a.typ) > 0, a.typ.ID() == arrow.STRING, a.typ.ID() == arrow.TIMESTAMP, a.typ.ID() == arrow.BOOL, a.typ.ID() == arrow.DECIMAL128:
 		default:
 			return nil, nil, b.errf(f.Pos, "%s does not accept %s", f.Name, kernels.SQLTypeName(a.typ))
 		}
@@ -337,6 +341,9 @@ func (b *binder) measure(f *FuncCall, sc *scope) (*pb.AggregateRel_Measure, arro
 		return nil, nil, b.errf(f.Pos, "%v", err)
 	}
 	urn := funcURN[name]
+	if out.ID() == arrow.DECIMAL128 && name != "count" {
+		urn = substrait.URNArithmeticDecimal
+	}
 	if name == "min" || name == "max" {
 		switch out.ID() {
 		case arrow.TIMESTAMP:
