@@ -1,0 +1,108 @@
+package checkpoint
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ManifestName is the file whose presence makes a checkpoint complete.
+const ManifestName = "_metadata.json"
+
+// Meta is what the caller of Commit says about the checkpoint.
+type Meta struct {
+	// Job names the job, for people.
+	Job string
+	// Fingerprint identifies the plan the state belongs to (opaque to this
+	// package); restore compares it with the plan being started.
+	Fingerprint string
+	// Properties are free-form strings kept with the checkpoint.
+	Properties map[string]string
+}
+
+// Manifest is the content of _metadata.json (docs/state-format.md).
+type Manifest struct {
+	FormatVersion  int               `json:"format_version"`
+	CheckpointID   uint64            `json:"checkpoint_id"`
+	Job            string            `json:"job"`
+	Fingerprint    string            `json:"fingerprint"`
+	Created        time.Time         `json:"created"`
+	MaxParallelism int               `json:"max_parallelism"`
+	Properties     map[string]string `json:"properties,omitempty"`
+	Parts          []PartInfo        `json:"parts"`
+}
+
+// PartInfo describes one part file in the manifest.
+type PartInfo struct {
+	File     string `json:"file"` // base name inside chk-<id>/
+	Operator string `json:"operator"`
+	Subtask  int    `json:"subtask"`
+	Bytes    int64  `json:"bytes"`
+	Rows     int64  `json:"rows"`
+	SHA256   string `json:"sha256"` // lowercase hex of the whole file
+}
+
+// decodeManifest parses and checks a manifest; path names it in errors and
+// id is the checkpoint its directory says it is.
+func decodeManifest(path string, id uint64, data []byte) (*Manifest, error) {
+	// Read the version first, so that a future layout is reported as a
+	// version problem rather than as a parse error.
+	var head struct {
+		FormatVersion *json.RawMessage `json:"format_version"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fileErr(path, ErrCorrupt, "invalid JSON (%d bytes; truncated?): %v", len(data), err)
+	}
+	if head.FormatVersion == nil {
+		return nil, fileErr(path, ErrCorrupt, "no format_version")
+	}
+	if v := string(bytes.TrimSpace(*head.FormatVersion)); v != fmt.Sprint(FormatVersion) {
+		return nil, fileErr(path, ErrVersion, "unsupported format version %s (this build reads version %d)", v, FormatVersion)
+	}
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fileErr(path, ErrCorrupt, "invalid manifest: %v", err)
+	}
+	if err := m.check(id); err != nil {
+		return nil, &FileError{Path: path, Kind: ErrCorrupt, Err: err}
+	}
+	return &m, nil
+}
+
+func (m *Manifest) check(id uint64) error {
+	if m.CheckpointID != id {
+		return fmt.Errorf("checkpoint_id %d, but the directory is for checkpoint %d", m.CheckpointID, id)
+	}
+	if m.MaxParallelism < 1 || m.MaxParallelism > maxMaxParallelism {
+		return fmt.Errorf("max_parallelism %d out of [1, %d]", m.MaxParallelism, maxMaxParallelism)
+	}
+	if m.Created.IsZero() {
+		return errors.New("no creation time")
+	}
+	seen := make(map[string]bool, len(m.Parts))
+	for i, p := range m.Parts {
+		if err := checkOperatorName(p.Operator); err != nil {
+			return fmt.Errorf("parts[%d]: %w", i, err)
+		}
+		if p.Subtask < 0 {
+			return fmt.Errorf("parts[%d]: negative subtask %d", i, p.Subtask)
+		}
+		if want := partFileName(p.Operator, p.Subtask); p.File != want {
+			return fmt.Errorf("parts[%d]: file %q, want %q", i, p.File, want)
+		}
+		if seen[p.File] {
+			return fmt.Errorf("parts[%d]: %s listed twice", i, p.File)
+		}
+		seen[p.File] = true
+		if p.Bytes < 0 || p.Rows < 0 {
+			return fmt.Errorf("parts[%d]: negative bytes or rows", i)
+		}
+		if b, err := hex.DecodeString(p.SHA256); err != nil || len(b) != 32 || hex.EncodeToString(b) != p.SHA256 {
+			return fmt.Errorf("parts[%d]: sha256 %q is not 64 lowercase hex digits", i, p.SHA256)
+		}
+	}
+	return nil
+}

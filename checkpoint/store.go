@@ -1,0 +1,573 @@
+package checkpoint
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// Compression selects how part files compress their Arrow buffers.
+type Compression int
+
+const (
+	// CompressZstd compresses buffers with ZSTD (Arrow IPC body
+	// compression), leaving a buffer raw when it saves less than 10 %.
+	CompressZstd Compression = iota
+	// CompressNone writes buffers as they are.
+	CompressNone
+)
+
+// Options configure a Store. The zero value is the default.
+type Options struct {
+	// MaxParallelism is the number of key groups (default 128).
+	MaxParallelism int
+	// Compression of part files (default ZSTD).
+	Compression Compression
+	// Allocator for writing (default memory.DefaultAllocator).
+	Allocator memory.Allocator
+}
+
+// Store keeps checkpoints in a local directory, one subdirectory chk-<id>
+// per checkpoint. A checkpoint is complete exactly when its manifest exists.
+//
+// One process writes a store at a time. A Store is safe for concurrent use.
+type Store struct {
+	dir  string
+	opts Options
+
+	mu     sync.Mutex
+	active map[uint64]*Writer // checkpoints this Store is writing
+}
+
+// NewStore opens (creating if needed) the store in dir.
+func NewStore(dir string, opts Options) (*Store, error) {
+	if opts.MaxParallelism == 0 {
+		opts.MaxParallelism = DefaultMaxParallelism
+	}
+	if opts.MaxParallelism < 1 || opts.MaxParallelism > maxMaxParallelism {
+		return nil, fmt.Errorf("checkpoint: max parallelism %d out of [1, %d]", opts.MaxParallelism, maxMaxParallelism)
+	}
+	if opts.Compression != CompressZstd && opts.Compression != CompressNone {
+		return nil, fmt.Errorf("checkpoint: unknown compression %d", opts.Compression)
+	}
+	if opts.Allocator == nil {
+		opts.Allocator = memory.DefaultAllocator
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	return &Store{dir: dir, opts: opts, active: map[uint64]*Writer{}}, nil
+}
+
+// Dir is the store's directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Path is the directory of checkpoint id.
+func (s *Store) Path(id uint64) string {
+	return filepath.Join(s.dir, "chk-"+strconv.FormatUint(id, 10))
+}
+
+// parseDirName returns the id of a chk-<id> name. Only the canonical
+// decimal form counts; anything else in the store is left alone.
+func parseDirName(name string) (uint64, bool) {
+	s, ok := strings.CutPrefix(name, "chk-")
+	if !ok {
+		return 0, false
+	}
+	id, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || id == 0 || strconv.FormatUint(id, 10) != s {
+		return 0, false
+	}
+	return id, true
+}
+
+// Info is one checkpoint directory found in the store.
+type Info struct {
+	ID       uint64
+	Complete bool // its manifest exists
+	Path     string
+}
+
+// List returns the store's checkpoint directories, complete or not, by
+// ascending id.
+func (s *Store) List() ([]Info, error) {
+	ents, err := os.ReadDir(s.dir)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	var out []Info
+	for _, e := range ents {
+		id, ok := parseDirName(e.Name())
+		if !ok || !e.IsDir() {
+			continue
+		}
+		path := filepath.Join(s.dir, e.Name())
+		st, err := os.Stat(filepath.Join(path, ManifestName))
+		complete := err == nil && st.Mode().IsRegular()
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("checkpoint: %w", err)
+		}
+		out = append(out, Info{ID: id, Complete: complete, Path: path})
+	}
+	slices.SortFunc(out, func(a, b Info) int {
+		switch {
+		case a.ID < b.ID:
+			return -1
+		case a.ID > b.ID:
+			return 1
+		}
+		return 0
+	})
+	return out, nil
+}
+
+// Latest returns the newest complete checkpoint. It looks only at which
+// manifests exist; Open checks their content.
+func (s *Store) Latest() (id uint64, ok bool, err error) {
+	list, err := s.List()
+	if err != nil {
+		return 0, false, err
+	}
+	for i := len(list) - 1; i >= 0; i-- {
+		if list[i].Complete {
+			return list[i].ID, true, nil
+		}
+	}
+	return 0, false, nil
+}
+
+// NextID is one more than the largest id of any checkpoint directory
+// (complete or not) or of any checkpoint being written: an id Begin accepts.
+func (s *Store) NextID() (uint64, error) {
+	list, err := s.List()
+	if err != nil {
+		return 0, err
+	}
+	var max uint64
+	if len(list) > 0 {
+		max = list[len(list)-1].ID
+	}
+	s.mu.Lock()
+	for id := range s.active {
+		max = maxOf(max, id)
+	}
+	s.mu.Unlock()
+	return max + 1, nil
+}
+
+func maxOf(a, b uint64) uint64 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// Retain keeps the newest n complete checkpoints and removes the older
+// complete ones and every incomplete directory (crash debris), except the
+// checkpoints this Store is writing. n must be at least 1.
+//
+// A complete checkpoint is removed manifest first, so a crash halfway
+// leaves an incomplete directory, never a damaged complete one.
+func (s *Store) Retain(n int) error {
+	if n < 1 {
+		return fmt.Errorf("checkpoint: Retain(%d): must keep at least one checkpoint", n)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list, err := s.List()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	kept := 0
+	for i := len(list) - 1; i >= 0; i-- {
+		c := list[i]
+		if _, writing := s.active[c.ID]; writing {
+			continue
+		}
+		if c.Complete {
+			if kept < n {
+				kept++
+				continue
+			}
+			if err := os.Remove(filepath.Join(c.Path, ManifestName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, fmt.Errorf("checkpoint: %w", err))
+				continue
+			}
+			if err := syncDir(c.Path); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
+		if err := os.RemoveAll(c.Path); err != nil {
+			errs = append(errs, fmt.Errorf("checkpoint: %w", err))
+		}
+	}
+	if err := syncDir(s.dir); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Begin starts writing checkpoint id. An incomplete directory of the same
+// id left by an earlier run is removed; a complete one is an error.
+func (s *Store) Begin(id uint64) (*Writer, error) {
+	if id == 0 {
+		return nil, errors.New("checkpoint: id 0 is not a checkpoint id")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, writing := s.active[id]; writing {
+		return nil, fmt.Errorf("checkpoint %d: already being written", id)
+	}
+	dir := s.Path(id)
+	if _, err := os.Stat(filepath.Join(dir, ManifestName)); err == nil {
+		return nil, fmt.Errorf("checkpoint %d: already exists (complete) in %s", id, dir)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, fmt.Errorf("checkpoint %d: removing an incomplete earlier attempt: %w", id, err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("checkpoint %d: %w", id, err)
+	}
+	w := &Writer{store: s, id: id, dir: dir, parts: map[string]*PartWriter{}}
+	s.active[id] = w
+	return w, nil
+}
+
+// Writer writes one checkpoint: its parts, then (Commit) the manifest.
+// Part, Commit and Abort are safe for concurrent use.
+type Writer struct {
+	store *Store
+	id    uint64
+	dir   string
+
+	mu    sync.Mutex
+	parts map[string]*PartWriter // by file name
+	open  int                    // parts not yet closed
+	ended bool                   // committed or aborted
+}
+
+// ID is the checkpoint being written.
+func (w *Writer) ID() uint64 { return w.id }
+
+// Part creates the part file of one operator subtask with the given slots.
+// Each (operator, subtask) has at most one part per checkpoint.
+func (w *Writer) Part(operator string, subtask int, slots []Slot) (*PartWriter, error) {
+	if err := checkOperatorName(operator); err != nil {
+		return nil, fmt.Errorf("checkpoint %d: %w", w.id, err)
+	}
+	if subtask < 0 {
+		return nil, fmt.Errorf("checkpoint %d: operator %s: negative subtask %d", w.id, operator, subtask)
+	}
+	l, err := newLayout(slots)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %d: operator %s: %w", w.id, operator, err)
+	}
+	name := partFileName(operator, subtask)
+	path := filepath.Join(w.dir, name)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ended {
+		return nil, fmt.Errorf("checkpoint %d: Part after Commit or Abort", w.id)
+	}
+	if _, dup := w.parts[name]; dup {
+		return nil, fmt.Errorf("checkpoint %d: part %s created twice", w.id, name)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %d: %w", w.id, err)
+	}
+	p, err := newPartWriter(w, operator, subtask, l, path, f)
+	if err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, fmt.Errorf("checkpoint %d: %s: %w", w.id, path, err)
+	}
+	w.parts[name] = p
+	w.open++
+	return p, nil
+}
+
+func (w *Writer) partDone(p *PartWriter) {
+	w.mu.Lock()
+	w.open--
+	w.mu.Unlock()
+}
+
+// Commit completes the checkpoint: every part must be closed without
+// error. It syncs the directory, then writes the manifest last and
+// atomically (temp file, fsync, rename, fsync of the directory). After
+// Commit returns, successfully or not, the Writer is finished; a failed
+// checkpoint stays incomplete (Abort or Retain removes it).
+func (w *Writer) Commit(meta Meta) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ended {
+		return fmt.Errorf("checkpoint %d: Commit after Commit or Abort", w.id)
+	}
+	w.ended = true
+	defer w.store.finish(w.id)
+	if w.open > 0 {
+		return fmt.Errorf("checkpoint %d: %d part(s) not closed", w.id, w.open)
+	}
+	m := Manifest{
+		FormatVersion:  FormatVersion,
+		CheckpointID:   w.id,
+		Job:            meta.Job,
+		Fingerprint:    meta.Fingerprint,
+		Created:        time.Now().UTC(),
+		MaxParallelism: w.store.opts.MaxParallelism,
+		Properties:     meta.Properties,
+		Parts:          make([]PartInfo, 0, len(w.parts)),
+	}
+	for _, p := range w.parts {
+		if p.err != nil {
+			return fmt.Errorf("checkpoint %d: part failed: %w", w.id, p.err)
+		}
+		m.Parts = append(m.Parts, p.info)
+	}
+	slices.SortFunc(m.Parts, func(a, b PartInfo) int {
+		if c := strings.Compare(a.Operator, b.Operator); c != 0 {
+			return c
+		}
+		return a.Subtask - b.Subtask
+	})
+	data, err := json.MarshalIndent(&m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("checkpoint %d: %w", w.id, err)
+	}
+	data = append(data, '\n')
+	// The parts' directory entries and the chk-<id> entry itself must be
+	// durable before the manifest claims the checkpoint complete.
+	if err := syncDir(w.dir); err != nil {
+		return err
+	}
+	if err := syncDir(w.store.dir); err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(w.dir, ManifestName), data)
+}
+
+// Abort abandons the checkpoint and removes its directory.
+func (w *Writer) Abort() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	wasActive := !w.ended
+	w.ended = true
+	if wasActive {
+		defer w.store.finish(w.id)
+	}
+	// Never remove a checkpoint that Commit completed.
+	if _, err := os.Stat(filepath.Join(w.dir, ManifestName)); err == nil {
+		return fmt.Errorf("checkpoint %d: Abort after a successful Commit", w.id)
+	}
+	if err := os.RemoveAll(w.dir); err != nil {
+		return fmt.Errorf("checkpoint %d: %w", w.id, err)
+	}
+	return nil
+}
+
+func (s *Store) finish(id uint64) {
+	s.mu.Lock()
+	delete(s.active, id)
+	s.mu.Unlock()
+}
+
+// writeFileAtomic writes path so that it either does not exist or holds
+// data in full, also across a crash.
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	tmp := filepath.Join(dir, "."+filepath.Base(path)+".tmp-"+hex.EncodeToString(rnd[:]))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("checkpoint: writing %s: %w", path, err)
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("checkpoint: fsync %s: %w", dir, err)
+	}
+	return nil
+}
+
+// Checkpoint is an opened complete checkpoint: its manifest, with every
+// part present at its recorded size. Parts are read (and checksummed) on
+// demand.
+type Checkpoint struct {
+	ID       uint64
+	Path     string
+	Manifest *Manifest
+}
+
+// Open opens complete checkpoint id. It fails with a *FileError naming the
+// file when the checkpoint is missing or incomplete, the manifest is
+// corrupt or of an unknown version, or a part is missing or has the wrong
+// size.
+func (s *Store) Open(id uint64) (*Checkpoint, error) {
+	dir := s.Path(id)
+	mpath := filepath.Join(dir, ManifestName)
+	data, err := os.ReadFile(mpath)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			if _, derr := os.Stat(dir); derr == nil {
+				return nil, fileErr(dir, ErrIncomplete, "checkpoint %d is incomplete (no %s)", id, ManifestName)
+			}
+			return nil, fileErr(dir, ErrMissing, "checkpoint %d does not exist", id)
+		}
+		return nil, &FileError{Path: mpath, Err: err}
+	}
+	m, err := decodeManifest(mpath, id, data)
+	if err != nil {
+		return nil, err
+	}
+	c := &Checkpoint{ID: id, Path: dir, Manifest: m}
+	for _, p := range m.Parts {
+		if _, err := c.stat(p); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func (c *Checkpoint) stat(p PartInfo) (string, error) {
+	path := filepath.Join(c.Path, p.File)
+	st, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return path, fileErr(path, ErrMissing, "part listed in %s does not exist", ManifestName)
+		}
+		return path, &FileError{Path: path, Err: err}
+	}
+	if !st.Mode().IsRegular() {
+		return path, fileErr(path, ErrCorrupt, "not a regular file")
+	}
+	if st.Size() != p.Bytes {
+		return path, sizeErr(path, st.Size(), p.Bytes)
+	}
+	return path, nil
+}
+
+func sizeErr(path string, got, want int64) error {
+	what := "truncated"
+	if got > want {
+		what = "longer than written"
+	}
+	return fileErr(path, ErrCorrupt, "%s: %d bytes, %s says %d", what, got, ManifestName, want)
+}
+
+// Parts lists the checkpoint's parts, ordered by operator and subtask.
+func (c *Checkpoint) Parts() []PartInfo { return c.Manifest.Parts }
+
+// PartsOf lists the parts of one operator (all its subtasks: a restore at
+// another parallelism reads them all and keeps its key groups).
+func (c *Checkpoint) PartsOf(operator string) []PartInfo {
+	var out []PartInfo
+	for _, p := range c.Manifest.Parts {
+		if p.Operator == operator {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// ReadPart reads one part: size and SHA-256 against the manifest, then the
+// Arrow file and its identity against the manifest.
+func (c *Checkpoint) ReadPart(operator string, subtask int) (*Part, error) {
+	name := partFileName(operator, subtask)
+	for _, p := range c.Manifest.Parts {
+		if p.File == name {
+			return c.read(p)
+		}
+	}
+	return nil, fileErr(filepath.Join(c.Path, name), ErrMissing, "checkpoint %d has no part for %s subtask %d", c.ID, operator, subtask)
+}
+
+func (c *Checkpoint) read(p PartInfo) (*Part, error) {
+	path := filepath.Join(c.Path, p.File)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fileErr(path, ErrMissing, "part listed in %s does not exist", ManifestName)
+		}
+		return nil, &FileError{Path: path, Err: err}
+	}
+	if int64(len(data)) != p.Bytes {
+		return nil, sizeErr(path, int64(len(data)), p.Bytes)
+	}
+	sum := sha256.Sum256(data)
+	if got := hex.EncodeToString(sum[:]); got != p.SHA256 {
+		return nil, fileErr(path, ErrCorrupt, "SHA-256 mismatch: file has %s, %s says %s", got, ManifestName, p.SHA256)
+	}
+	part, err := DecodePart(path, data)
+	if err != nil {
+		return nil, err
+	}
+	var bad string
+	switch {
+	case part.Operator != p.Operator || part.Subtask != p.Subtask:
+		bad = fmt.Sprintf("file is %s subtask %d, %s says %s subtask %d", part.Operator, part.Subtask, ManifestName, p.Operator, p.Subtask)
+	case part.CheckpointID != c.ID:
+		bad = fmt.Sprintf("file belongs to checkpoint %d, not %d", part.CheckpointID, c.ID)
+	case part.MaxParallelism != c.Manifest.MaxParallelism:
+		bad = fmt.Sprintf("file has max_parallelism %d, %s says %d", part.MaxParallelism, ManifestName, c.Manifest.MaxParallelism)
+	case part.NumRows() != p.Rows:
+		bad = fmt.Sprintf("file has %d rows, %s says %d", part.NumRows(), ManifestName, p.Rows)
+	}
+	if bad != "" {
+		part.Release()
+		return nil, fileErr(path, ErrCorrupt, "%s", bad)
+	}
+	return part, nil
+}
+
+// Verify reads every part, checking checksums and contents.
+func (c *Checkpoint) Verify() error {
+	for _, p := range c.Manifest.Parts {
+		part, err := c.read(p)
+		if err != nil {
+			return err
+		}
+		part.Release()
+	}
+	return nil
+}
