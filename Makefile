@@ -22,7 +22,7 @@ demo-kafka: build
 # a short fuzz of the parser and the JSON decoder, and the demo.
 test: lint
 	$(GO) test -count=1 ./...
-	$(GO) test -count=1 -race ./engine/... ./kernels/... ./connectors/... ./substrait/logictest/...
+	$(GO) test -count=1 -race ./engine/... ./kernels/... ./connectors/... ./checkpoint/... ./substrait/logictest/...
 	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=20s ./substrait/sql/
 	$(GO) test -run='^$$' -fuzz=FuzzDecode -fuzztime=20s ./connectors/formats/json/
 	$(MAKE) demo
@@ -37,6 +37,7 @@ bench:
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=60s ./substrait/sql/
 	$(GO) test -run='^$$' -fuzz=FuzzDecode -fuzztime=60s ./connectors/formats/json/
+	$(GO) test -run='^$$' -fuzz=FuzzOpenPart -fuzztime=60s -fuzzminimizetime=2s ./checkpoint/
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
