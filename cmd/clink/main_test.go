@@ -140,7 +140,8 @@ func TestSignalDrains(t *testing.T) {
 		t.Skip("no fifo:", err)
 	}
 	cmd := exec.Command(bin, "run", "--linger", "5ms", "-e", "CREATE TABLE t (ts BIGINT) WITH ('connector'='file','path'='"+fifo+"','event_time_column'='ts'); SELECT window_start, COUNT(*) AS c FROM t GROUP BY TUMBLE(ts, 1000)")
-	var out, stderr bytes.Buffer
+	var out syncBuffer
+	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -151,7 +152,14 @@ func TestSignalDrains(t *testing.T) {
 	}
 	defer w.Close()
 	w.Write([]byte("{\"ts\":100}\n{\"ts\":1500}\n{\"ts\":2500}\n"))
-	time.Sleep(300 * time.Millisecond)
+	// Wait until the two closed windows are out (a loaded machine may be
+	// slow), then stop the job.
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if strings.Count(out.String(), "\n") >= 2 {
+			break
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
 	cmd.Process.Signal(os.Interrupt)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -173,4 +181,22 @@ func TestSignalDrains(t *testing.T) {
 	if !strings.Contains(stderr.String(), "stopped") {
 		t.Errorf("stderr %q", stderr.String())
 	}
+}
+
+// syncBuffer is a bytes.Buffer safe to read while a process writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
