@@ -77,6 +77,8 @@ type binder struct {
 	// topNTime: per ROW_NUMBER relation, its event-time partition column
 	// (a window's end) or -1.
 	topNTime map[*pb.ConsistentPartitionWindowRel]int
+	// reads names the catalog tables the statement being bound reads.
+	reads map[string]bool
 	// lateness carries the window's allowed lateness from the window
 	// binding to the aggregate relation being built.
 	lateness int64
@@ -412,9 +414,13 @@ func (b *binder) insert(s *Insert) (*pb.RelRoot, error) {
 	if _, ok := f.(connectors.SinkFactory); !ok {
 		return nil, b.errf(s.Table.Pos, "table %s: connector '%s' cannot be written to", t.Name, t.Options["connector"])
 	}
+	b.reads = map[string]bool{}
 	rel, sc, err := b.query(s.Query)
 	if err != nil {
 		return nil, err
+	}
+	if b.reads[strings.ToLower(t.Name)] && t.Options["connector"] != "kafka" {
+		return nil, b.errf(s.Table.Pos, "INSERT INTO %s reads %s too: a %s table cannot be read and written by the same statement (the sink would overwrite its input)", t.Name, t.Name, t.Options["connector"])
 	}
 	if sc.updating {
 		us, ok := f.(connectors.UpdatingSink)

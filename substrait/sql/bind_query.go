@@ -243,6 +243,9 @@ func (b *binder) tableRef(name ObjectName, alias string, pos Pos) (*pb.Rel, *sco
 	if err != nil {
 		return nil, nil, err
 	}
+	if b.reads != nil {
+		b.reads[strings.ToLower(tab.Name)] = true
+	}
 	rel, err := b.read(tab)
 	if err != nil {
 		return nil, nil, err
