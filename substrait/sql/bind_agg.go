@@ -253,6 +253,7 @@ func (b *binder) finishAggregate(s *Select, rel *pb.Rel, sc *scope, keys []Expr,
 		isEnd := !updating && v.col == 1 && groups != nil
 		res.cols = append(res.cols, column{name: name, typ: v.typ, pos: it.Pos, eventTime: isEnd})
 	}
+	uniqueNames(res.cols)
 	return project(rel, len(out.cols), exprs), res, nil
 }
 

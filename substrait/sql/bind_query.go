@@ -578,6 +578,7 @@ func (b *binder) projection(items []*SelectItem, rel *pb.Rel, sc *scope) (*pb.Re
 		exprs = append(exprs, e.pb)
 		out.cols = append(out.cols, c)
 	}
+	uniqueNames(out.cols)
 	return project(rel, nIn, exprs), out, nil
 }
 
@@ -664,4 +665,24 @@ func (b *binder) virtualTable(rows [][]bound, types []arrow.DataType, pos Pos) (
 		BaseSchema: ns,
 		ReadType:   &pb.ReadRel_VirtualTable_{VirtualTable: vt},
 	}}}, sc, nil
+}
+
+// uniqueNames renames repeated output columns as Flink does (k, k0, k1, ...)
+// so that every output row has distinct keys.
+func uniqueNames(cols []column) {
+	seen := map[string]bool{}
+	for i := range cols {
+		name := cols[i].name
+		if seen[strings.ToLower(name)] {
+			for n := 0; ; n++ {
+				cand := name + strconv.Itoa(n)
+				if !seen[strings.ToLower(cand)] {
+					name = cand
+					break
+				}
+			}
+			cols[i].name = name
+		}
+		seen[strings.ToLower(name)] = true
+	}
 }
