@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -44,17 +45,28 @@ func (s *aggDistinctState) update(gids []int32, arr arrow.Array, rows []int32) {
 			set = map[string]struct{}{}
 			s.sets[g] = set
 		}
-		set[distinctKey(arr, r)] = struct{}{}
+		addDistinct(set, arr, r)
 	}
 }
 
 // distinctKey is a value's identity for COUNT(DISTINCT): strings by their
-// bytes, other types by their text.
+// bytes, other types by their text. A string key may alias the batch's
+// buffer: addDistinct copies it only when it is new.
 func distinctKey(arr arrow.Array, i int) string {
 	if s, ok := arr.(*array.String); ok {
 		return s.Value(i)
 	}
 	return arr.ValueStr(i)
+}
+
+// addDistinct adds row i's value to set and reports whether it was new.
+func addDistinct(set map[string]struct{}, arr arrow.Array, i int) bool {
+	k := distinctKey(arr, i)
+	if _, ok := set[k]; ok {
+		return false
+	}
+	set[strings.Clone(k)] = struct{}{}
+	return true
 }
 
 func (s *aggDistinctState) merge(dst, src int32) {

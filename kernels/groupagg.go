@@ -3,6 +3,7 @@ package kernels
 import (
 	"cmp"
 	"fmt"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -34,7 +35,7 @@ type GroupAgg struct {
 	seen   []bool // per id: the group has emitted
 
 	zeros   []int64
-	rows    []int32
+	iota    []int32
 	cols    []arrow.Array
 	changed []bool
 }
@@ -98,14 +99,10 @@ func (g *GroupAgg) Groups() int { return g.tbl.n }
 // Add folds the live rows of b in order and returns the changelog they
 // cause (nil when nothing changed). b stays owned by the caller.
 func (g *GroupAgg) Add(b *vector.Batch) (*vector.Batch, error) {
-	if b.Kinds != nil {
-		for _, i := range liveRows(b) {
-			if b.Kinds[i] != vector.Insert {
-				return nil, fmt.Errorf("GROUP BY over an updating input is not supported")
-			}
-		}
+	rows, err := insertRows(b, &g.iota, "GROUP BY")
+	if err != nil {
+		return nil, err
 	}
-	rows := liveRows(b)
 	n := len(rows)
 	if n == 0 {
 		return nil, nil
@@ -170,15 +167,28 @@ func (g *GroupAgg) Add(b *vector.Batch) (*vector.Batch, error) {
 	return out, nil
 }
 
-func liveRows(b *vector.Batch) []int32 {
-	if b.Sel != nil {
-		return b.Sel
+// insertRows returns the live rows of b (reusing *scratch when b is dense)
+// and fails if one of them is not an insert: what names the operator.
+func insertRows(b *vector.Batch, scratch *[]int32, what string) ([]int32, error) {
+	rows := b.Sel
+	if rows == nil {
+		n := b.NumRows()
+		if cap(*scratch) < n {
+			*scratch = make([]int32, n)
+			for i := range *scratch {
+				(*scratch)[i] = int32(i)
+			}
+		}
+		rows = (*scratch)[:n]
 	}
-	rows := make([]int32, b.NumRows())
-	for i := range rows {
-		rows[i] = int32(i)
+	if b.Kinds != nil {
+		for _, i := range rows {
+			if b.Kinds[i] != vector.Insert {
+				return nil, fmt.Errorf("%s over an updating (changelog) input is not supported", what)
+			}
+		}
 	}
-	return rows
+	return rows, nil
 }
 
 func newGroupAcc(f AggFunc, in arrow.DataType) (groupAcc, error) {
@@ -373,6 +383,10 @@ func (a *gaExt[T]) step(gids []int32, arr arrow.Array, rows []int32, changed []b
 		if arr.IsValid(int(r)) {
 			v := get(int(r))
 			if !a.has[id] || (a.max && v > a.v[id]) || (!a.max && v < a.v[id]) {
+				// A string Value aliases the batch's buffer: keep a copy.
+				if s, ok := any(v).(string); ok {
+					v = any(strings.Clone(s)).(T)
+				}
 				a.v[id], a.has[id] = v, true
 				changed[k] = true
 			}
@@ -479,9 +493,7 @@ func (a *gaDistinct) step(gids []int32, arr arrow.Array, rows []int32, changed [
 				set = map[string]struct{}{}
 				a.sets[id] = set
 			}
-			key := distinctKey(arr, int(r))
-			if _, ok := set[key]; !ok {
-				set[key] = struct{}{}
+			if addDistinct(set, arr, int(r)) {
 				changed[k] = true
 			}
 		}

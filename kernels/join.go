@@ -67,6 +67,7 @@ type Join struct {
 
 	zeros []int64
 	cols  []arrow.Array
+	iota  []int32
 }
 
 // joinSide is one input's retained rows. A stored row is an index into
@@ -151,14 +152,10 @@ type joinOut struct {
 // other side and returns what they produce (nil for nothing). b stays owned
 // by the caller.
 func (j *Join) Add(side int, b *vector.Batch) (*vector.Batch, error) {
-	if b.Kinds != nil {
-		for _, i := range liveRows(b) {
-			if b.Kinds[i] != vector.Insert {
-				return nil, fmt.Errorf("joins over an updating (changelog) input are not supported")
-			}
-		}
+	rows, err := insertRows(b, &j.iota, "joins")
+	if err != nil {
+		return nil, err
 	}
-	rows := liveRows(b)
 	keyCols := j.cfg.LeftKeys
 	timeCol := -1
 	if side == 1 {

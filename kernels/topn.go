@@ -60,6 +60,7 @@ type TopN struct {
 
 	zeros []int64
 	cols  []arrow.Array
+	iota  []int32
 }
 
 // NewTopN validates cfg.
@@ -272,14 +273,10 @@ type topnOut struct {
 // Add ranks the live rows of b. It returns the changelog (unwindowed) or
 // nil (window Top-N emits on Advance). b stays owned by the caller.
 func (t *TopN) Add(b *vector.Batch) (*vector.Batch, error) {
-	if b.Kinds != nil {
-		for _, i := range liveRows(b) {
-			if b.Kinds[i] != vector.Insert {
-				return nil, fmt.Errorf("Top-N over an updating (changelog) input is not supported")
-			}
-		}
+	rows, err := insertRows(b, &t.iota, "Top-N")
+	if err != nil {
+		return nil, err
 	}
-	rows := liveRows(b)
 	n := len(rows)
 	if n == 0 {
 		return nil, nil

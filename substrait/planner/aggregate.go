@@ -184,11 +184,11 @@ func isWindow(b *builder, groups []*pb.Expression) bool {
 func (b *builder) windowOf(groups []*pb.Expression) (kernels.WindowSpec, *pb.Expression, error) {
 	var spec kernels.WindowSpec
 	if len(groups) < 2 {
-		return spec, nil, fmt.Errorf("aggregate without a window is not supported yet: GROUP BY needs TUMBLE, HOP, SESSION or CUMULATE")
+		return spec, nil, fmt.Errorf("window aggregate: the first two grouping expressions must be window_start and window_end")
 	}
 	start, end := groups[0].GetScalarFunction(), groups[1].GetScalarFunction()
 	if start == nil || end == nil {
-		return spec, nil, fmt.Errorf("aggregate without a window is not supported yet: GROUP BY needs TUMBLE, HOP, SESSION or CUMULATE")
+		return spec, nil, fmt.Errorf("window aggregate: the first two grouping expressions must be window_start and window_end")
 	}
 	n1, err := b.fname(start.GetFunctionReference())
 	if err != nil {
@@ -199,7 +199,7 @@ func (b *builder) windowOf(groups []*pb.Expression) (kernels.WindowSpec, *pb.Exp
 		return spec, nil, err
 	}
 	if n1 != "window_start" || n2 != "window_end" {
-		return spec, nil, fmt.Errorf("aggregate without a window is not supported yet: the first grouping expressions must be window_start and window_end")
+		return spec, nil, fmt.Errorf("window aggregate: the first two grouping expressions must be window_start and window_end")
 	}
 	args := start.GetArguments()
 	if len(args) != 5 {

@@ -88,7 +88,6 @@ func (b *builder) join(jr *pb.JoinRel) (*chain, error) {
 		return nil, err
 	}
 	c := &chain{binary: &op.Join{J: j}, inputs: []*engine.Node{left.node(), right.node()}, schema: j.OutputSchema(), updating: j.Updating()}
-	c.names = nil
 	return c, b.emit(c, jr.GetCommon())
 }
 
