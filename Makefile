@@ -18,13 +18,13 @@ demo: build
 demo-kafka: build
 	CLINK=$(abspath $(CLINK)) KAFKA_PORT=0 examples/sensors/kafka/run.sh
 
-# Every test: vet, unit and logic tests, the race detector on the engine,
-# a short fuzz of the parser and the JSON decoder, and the demo.
+# Every test: vet, unit and logic tests (fuzz targets run their seed
+# corpora), the race detector on the engine, and the demos. Open-ended
+# fuzzing is `make fuzz`: a time-boxed fuzz run can fail on its own
+# deadline on a loaded machine, which CI must not.
 test: lint
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -race ./engine/... ./kernels/... ./connectors/... ./checkpoint/... ./substrait/logictest/...
-	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=20s ./substrait/sql/
-	$(GO) test -run='^$$' -fuzz=FuzzDecode -fuzztime=20s ./connectors/formats/json/
 	$(MAKE) demo
 	$(MAKE) demo-kafka
 
