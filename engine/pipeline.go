@@ -16,6 +16,8 @@ type Pipeline struct {
 	Names  []string // operator names, for stats
 	Root   *Node
 	Sink   Sink
+	// SinkName names the sink table (state part names, guarantees).
+	SinkName string
 	// ChannelDepth bounds the batches in flight on each edge.
 	ChannelDepth int
 }
@@ -28,6 +30,8 @@ type Node struct {
 	Inputs []*Node
 	Ops    []Operator
 	Names  []string
+	// SourceName names the source table (state part names).
+	SourceName string
 }
 
 // OpStats are one operator's counters after (or during) a run.
@@ -94,6 +98,19 @@ func (c *counter) EmitWatermark(wm int64) error { return c.next.EmitWatermark(wm
 type sinkOutput struct {
 	sink  Sink
 	stats *OpStats
+	r     *runner
+	comp  *component
+}
+
+// emitBarrier: a two-phase sink pre-commits, then the sink's state joins
+// the checkpoint.
+func (s *sinkOutput) emitBarrier(id uint64) error {
+	if tp, ok := s.sink.(TwoPhaseSink); ok {
+		if err := tp.PreCommit(); err != nil {
+			return err
+		}
+	}
+	return s.r.ck.snapshot(s.comp, id)
 }
 
 func (s *sinkOutput) Emit(b *vector.Batch) error {

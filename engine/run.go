@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/clink-dev/clink/vector"
 )
@@ -13,29 +14,169 @@ import (
 // fires every open window and the sink is flushed), ctx is cancelled (the
 // sink is flushed, open windows are not), or an error occurs.
 func (p *Pipeline) Run(ctx context.Context) (*Stats, error) {
-	root := p.Root
-	if root == nil {
-		root = &Node{Source: p.Source, Ops: p.Ops, Names: p.Names}
+	st, err := RunJob(ctx, []*Pipeline{p}, nil)
+	return st[0], err
+}
+
+func (p *Pipeline) root() *Node {
+	if p.Root == nil {
+		p.Root = &Node{Source: p.Source, Ops: p.Ops, Names: p.Names}
 	}
+	return p.Root
+}
+
+// RunJob runs the pipelines of one job concurrently and returns their stats
+// in order; the first error cancels the others. With cfg, the job takes
+// checkpoints (and first restores cfg.Restore): barriers every
+// cfg.Interval, and a final checkpoint when every input has ended, after
+// which the two-phase sinks have published everything.
+func RunJob(ctx context.Context, pipes []*Pipeline, cfg *CheckpointConfig) ([]*Stats, error) {
+	stats := make([]*Stats, len(pipes))
+	for i := range stats {
+		stats[i] = &Stats{Interrupted: true}
+	}
+	var ck *checkpointer
+	if cfg != nil {
+		var err error
+		if ck, err = newCheckpointer(*cfg, pipes); err != nil {
+			return stats, err
+		}
+		if err := ck.restore(); err != nil {
+			return stats, err
+		}
+	}
+	ctx2, cancel := context.WithCancel(ctx)
+	defer cancel()
+	runners := make([]*runner, len(pipes))
+	ended := make([]bool, len(pipes))
+	errs := make([]error, len(pipes))
+	var wg sync.WaitGroup
+	for i, p := range pipes {
+		runners[i] = newRunner(ctx2, p, ck, i)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ended[i], errs[i] = runners[i].run()
+			if errs[i] != nil {
+				cancel()
+			}
+		}()
+	}
+	var ckErr error
+	finished := false
+	if ck != nil {
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		ticker := time.NewTicker(ck.cfg.Interval)
+	loop:
+		for {
+			select {
+			case <-done:
+				break loop
+			case <-ticker.C:
+				if ckErr == nil {
+					if ckErr = ck.trigger(); ckErr != nil {
+						cancel()
+					}
+				}
+			case id := <-ck.complete:
+				if ckErr == nil {
+					if ckErr = ck.completeCP(id); ckErr != nil {
+						cancel()
+					}
+				}
+			}
+		}
+		ticker.Stop()
+		finished = ckErr == nil
+		for i := range pipes {
+			finished = finished && ended[i] && errs[i] == nil
+		}
+		if finished {
+			// Every component has finished: a pending checkpoint is
+			// complete, and one more records the finished job, so that a
+			// restart does nothing twice.
+			ckErr = ck.final()
+		} else {
+			ck.abort()
+		}
+	} else {
+		wg.Wait()
+	}
+	var firstErr error
+	for _, err := range errs {
+		stopped := errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+		if err != nil && !(stopped && (ctx.Err() != nil || ctx2.Err() != nil)) {
+			firstErr = err
+			break
+		}
+	}
+	if firstErr == nil {
+		firstErr = ckErr
+	}
+	for i := range pipes {
+		var err error
+		stats[i], err = runners[i].close(ended[i], ck != nil && !finished)
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	return stats, firstErr
+}
+
+func newRunner(ctx context.Context, p *Pipeline, ck *checkpointer, pi int) *runner {
 	depth := p.ChannelDepth
 	if depth <= 0 {
 		depth = 4
 	}
-	r := &runner{ctx: ctx, depth: depth}
+	r := &runner{ctx: ctx, depth: depth, p: p, ck: ck, pi: pi}
 	r.ctx2, r.cancel = context.WithCancel(ctx)
-	defer r.cancel()
+	r.sinkStats = &OpStats{Name: "sink", Watermark: MinWatermark}
+	return r
+}
 
-	sinkStats := &OpStats{Name: "sink", Watermark: MinWatermark}
-	sinkOut := &sinkOutput{sink: p.Sink, stats: sinkStats}
-	ended, runErr := r.runNode(root, sinkOut)
+// run drives the pipeline to its end (or stop or error), then flushes its
+// sink: a two-phase sink pre-commits at end of input and publishes with the
+// final checkpoint; other sinks flush, also on a drained stop.
+func (r *runner) run() (bool, error) {
+	p := r.p
+	defer r.cancel()
+	var sinkComp *component
+	if r.ck != nil {
+		sinkComp = r.ck.sinks[r.pi]
+	}
+	sinkOut := &sinkOutput{sink: p.Sink, stats: r.sinkStats, r: r, comp: sinkComp}
+	ended, runErr := r.runNode(p.root(), sinkOut)
 	r.cancel()
 	r.wg.Wait()
 	if runErr == nil {
 		runErr = r.firstErr()
 	}
-	if runErr == nil {
-		runErr = p.Sink.Flush()
+	if runErr != nil {
+		return ended, runErr
 	}
+	if tp, ok := p.Sink.(TwoPhaseSink); ok && r.ck != nil {
+		if !ended {
+			return ended, nil
+		}
+		if err := tp.PreCommit(); err != nil {
+			return ended, err
+		}
+		return ended, r.ck.finish(sinkComp)
+	}
+	if err := p.Sink.Flush(); err != nil {
+		return ended, err
+	}
+	if ended && r.ck != nil {
+		return ended, r.ck.finish(sinkComp)
+	}
+	return ended, nil
+}
+
+// close collects the stats and closes operators and the sink; abort
+// discards a two-phase sink's open transaction.
+func (r *runner) close(ended, abort bool) (*Stats, error) {
+	var runErr error
 	for _, n := range r.nodes {
 		for i, op := range n.node.Ops {
 			if rep, ok := op.(StatsReporter); ok {
@@ -56,8 +197,14 @@ func (p *Pipeline) Run(ctx context.Context) (*Stats, error) {
 			}
 		}
 	}
+	p := r.p
 	if rep, ok := p.Sink.(StatsReporter); ok {
-		sinkStats.Extra = rep.Stats()
+		r.sinkStats.Extra = rep.Stats()
+	}
+	if tp, ok := p.Sink.(TwoPhaseSink); ok && abort {
+		if err := tp.Abort(); err != nil && runErr == nil {
+			runErr = err
+		}
 	}
 	if err := p.Sink.Close(); err != nil && runErr == nil {
 		runErr = err
@@ -68,15 +215,19 @@ func (p *Pipeline) Run(ctx context.Context) (*Stats, error) {
 			st.Ops = append(st.Ops, *s)
 		}
 	}
-	st.Ops = append(st.Ops, *sinkStats)
+	st.Ops = append(st.Ops, *r.sinkStats)
 	return st, runErr
 }
 
 type runner struct {
-	ctx    context.Context // the caller's: cancelled = drained stop
-	ctx2   context.Context // cancelled on stop or on the first error
-	cancel context.CancelFunc
-	depth  int
+	ctx       context.Context // the caller's: cancelled = drained stop
+	ctx2      context.Context // cancelled on stop or on the first error
+	cancel    context.CancelFunc
+	depth     int
+	p         *Pipeline
+	ck        *checkpointer // nil without checkpoints
+	pi        int           // the pipeline's index in the job
+	sinkStats *OpStats
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	errs   []error
@@ -165,13 +316,28 @@ func (r *runner) send(ch chan<- Message, m Message) error {
 // startSource runs a source in its own goroutine; the returned channel
 // carries its messages, the final watermark and end of input when its input
 // ended, and is closed after.
-func (r *runner) startSource(src Source) <-chan Message {
+func (r *runner) startSource(src Source, comp *component) <-chan Message {
 	ch := make(chan Message, r.depth)
+	emit := func(m Message) error { return r.send(ch, m) }
+	if comp != nil {
+		comp.src.SetBarriers(comp.barriers)
+		emit = func(m Message) error {
+			if m.Kind == KindBarrier {
+				if err := r.ck.snapshot(comp, m.Checkpoint); err != nil {
+					return err
+				}
+			}
+			return r.send(ch, m)
+		}
+	}
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
 		defer close(ch)
-		err := src.Run(r.ctx2, func(m Message) error { return r.send(ch, m) })
+		err := src.Run(r.ctx2, emit)
+		if err == nil && comp != nil {
+			err = r.ck.finish(comp)
+		}
 		switch {
 		case err == nil:
 			if r.send(ch, Message{Kind: KindWatermark, Watermark: MaxWatermark}) == nil {
@@ -219,6 +385,53 @@ func (c *chanOutput) EmitWatermark(wm int64) error {
 	return c.r.send(c.ch, Message{Kind: KindWatermark, Watermark: wm})
 }
 
+func (c *chanOutput) emitBarrier(id uint64) error {
+	return c.r.send(c.ch, Message{Kind: KindBarrier, Checkpoint: id})
+}
+
+// barrierOutput is a node's output that passes barriers on: a channel to
+// the parent node, or the sink.
+type barrierOutput interface {
+	emitBarrier(id uint64) error
+}
+
+// barrier snapshots a node's stateful components at checkpoint id (every
+// row before the barrier has gone through the whole chain), then passes
+// the barrier on.
+func (r *runner) barrier(n *Node, id uint64, next Output) error {
+	nc := r.ck.nodes[n]
+	if nc.head != nil {
+		if err := r.ck.snapshot(nc.head, id); err != nil {
+			return err
+		}
+	}
+	for _, c := range nc.ops {
+		if c != nil {
+			if err := r.ck.snapshot(c, id); err != nil {
+				return err
+			}
+		}
+	}
+	return next.(barrierOutput).emitBarrier(id)
+}
+
+// finishNode marks a node's operators finished after its input ended.
+func (r *runner) finishNode(n *Node) error {
+	if r.ck == nil {
+		return nil
+	}
+	nc := r.ck.nodes[n]
+	if err := r.ck.finish(nc.head); err != nil {
+		return err
+	}
+	for _, c := range nc.ops {
+		if err := r.ck.finish(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // runNode consumes a node's inputs through its chain into next, in the
 // calling goroutine. It returns whether every input ended.
 func (r *runner) runNode(n *Node, next Output) (bool, error) {
@@ -227,12 +440,16 @@ func (r *runner) runNode(n *Node, next Output) (bool, error) {
 	var ended bool
 	var err error
 	if n.Binary == nil {
-		ended, err = r.consume(r.startSource(n.Source), head, nr.head0)
+		var comp *component
+		if r.ck != nil {
+			comp = r.ck.nodes[n].source
+		}
+		ended, err = r.consume(n, r.startSource(n.Source, comp), head, nr.head0, next)
 	} else {
 		if len(n.Inputs) != 2 {
 			return false, fmt.Errorf("binary operator with %d inputs", len(n.Inputs))
 		}
-		ended, err = r.consumeTwo(n.Binary, [2]<-chan Message{r.startNode(n.Inputs[0]), r.startNode(n.Inputs[1])}, head, nr.head0)
+		ended, err = r.consumeTwo(n, [2]<-chan Message{r.startNode(n.Inputs[0]), r.startNode(n.Inputs[1])}, head, nr.head0, next)
 	}
 	if err != nil {
 		r.fail(err)
@@ -246,13 +463,16 @@ func (r *runner) runNode(n *Node, next Output) (bool, error) {
 				}
 			}
 		}
+		if err := r.finishNode(n); err != nil {
+			return false, err
+		}
 	}
 	return ended, nil
 }
 
 // consume drives a chain from one input channel. After an error it drains
 // the channel so the producer can stop.
-func (r *runner) consume(in <-chan Message, st *OpStats, head Output) (bool, error) {
+func (r *runner) consume(n *Node, in <-chan Message, st *OpStats, head, next Output) (bool, error) {
 	var err error
 	ended := false
 	for m := range in {
@@ -271,6 +491,8 @@ func (r *runner) consume(in <-chan Message, st *OpStats, head Output) (bool, err
 				st.Watermark = m.Watermark
 			}
 			err = head.EmitWatermark(m.Watermark)
+		case KindBarrier:
+			err = r.barrier(n, m.Checkpoint, next)
 		case KindEnd:
 			ended = true
 		}
@@ -282,25 +504,58 @@ func (r *runner) consume(in <-chan Message, st *OpStats, head Output) (bool, err
 }
 
 // consumeTwo drives a binary operator from two input channels; its
-// watermark is the minimum of the inputs'.
-func (r *runner) consumeTwo(op BinaryOperator, in [2]<-chan Message, st *OpStats, next Output) (bool, error) {
+// watermark is the minimum of the inputs'. Barriers are aligned: after one
+// input delivers barrier n, it is not read until the other delivers n too
+// (or ends); then the node snapshots and passes n on.
+func (r *runner) consumeTwo(n *Node, in [2]<-chan Message, st *OpStats, head, next Output) (bool, error) {
+	op := n.Binary
 	wms := [2]int64{MinWatermark, MinWatermark}
 	ended := [2]bool{}
-	open := 2
+	closed := [2]bool{}
+	var waiting [2]uint64 // barrier a side delivered and waits with
+	read := in            // the channels read: nil while blocked or closed
 	var err error
-	for open > 0 {
+	out := &counter{stats: st, next: head}
+	aligned := func() {
+		// A barrier is complete when every side has delivered it or ended.
+		var id uint64
+		for s := range 2 {
+			if waiting[s] != 0 {
+				id = waiting[s]
+			}
+		}
+		if id == 0 {
+			return
+		}
+		for s := range 2 {
+			if waiting[s] != id && !ended[s] && !closed[s] {
+				return
+			}
+		}
+		if err == nil {
+			err = r.barrier(n, id, next)
+		}
+		for s := range 2 {
+			waiting[s] = 0
+			if !closed[s] {
+				read[s] = in[s]
+			}
+		}
+	}
+	for !closed[0] || !closed[1] {
 		var m Message
 		var ok bool
 		side := 0
 		select {
-		case m, ok = <-in[0]:
+		case m, ok = <-read[0]:
 			side = 0
-		case m, ok = <-in[1]:
+		case m, ok = <-read[1]:
 			side = 1
 		}
 		if !ok {
-			in[side] = nil
-			open--
+			closed[side] = true
+			read[side] = nil
+			aligned()
 			continue
 		}
 		if err != nil {
@@ -312,7 +567,7 @@ func (r *runner) consumeTwo(op BinaryOperator, in [2]<-chan Message, st *OpStats
 		switch m.Kind {
 		case KindData:
 			st.RowsIn += int64(m.Batch.Len())
-			err = op.ProcessSide(side, m.Batch, &counter{stats: st, next: next})
+			err = op.ProcessSide(side, m.Batch, out)
 		case KindWatermark:
 			if m.Watermark > wms[side] {
 				wms[side] = m.Watermark
@@ -320,13 +575,18 @@ func (r *runner) consumeTwo(op BinaryOperator, in [2]<-chan Message, st *OpStats
 			if wm := min(wms[0], wms[1]); wm > st.Watermark {
 				st.Watermark = wm
 				if h, ok := op.(WatermarkHandler); ok {
-					err = h.OnWatermark(wm, &counter{stats: st, next: next})
+					err = h.OnWatermark(wm, out)
 				} else {
-					err = next.EmitWatermark(wm)
+					err = head.EmitWatermark(wm)
 				}
 			}
+		case KindBarrier:
+			waiting[side] = m.Checkpoint
+			read[side] = nil
+			aligned()
 		case KindEnd:
 			ended[side] = true
+			aligned()
 		}
 		if err != nil {
 			r.cancel()

@@ -80,6 +80,12 @@ type aggState interface {
 	reset(gids []int32)
 	// build emits f for groups gids, in order.
 	build(mem memory.Allocator, f AggFunc, gids []int32) arrow.Array
+	// stateFields are the value columns a snapshot holds, named with
+	// prefix p; snapshot writes them for gids and restore sets gids (grown
+	// already) from them.
+	stateFields(p string) []arrow.Field
+	snapshot(mem memory.Allocator, gids []int32) []arrow.Array
+	restore(gids []int32, cols []arrow.Array) error
 }
 
 type aggOut struct {

@@ -44,7 +44,27 @@ func Take(mem memory.Allocator, arr arrow.Array, idx []int32) arrow.Array {
 	case *array.Null:
 		return array.NewNull(len(idx))
 	}
-	panic(fmt.Sprintf("vector.Take: unsupported type %s", arr.DataType()))
+	return takeSlices(mem, arr, idx)
+}
+
+// takeSlices is the generic path for the types without a typed loop
+// (lists, dates): it concatenates one-row slices.
+func takeSlices(mem memory.Allocator, arr arrow.Array, idx []int32) arrow.Array {
+	if len(idx) == 0 {
+		return array.MakeArrayOfNull(mem, arr.DataType(), 0)
+	}
+	parts := make([]arrow.Array, len(idx))
+	for j, i := range idx {
+		parts[j] = array.NewSlice(arr, int64(i), int64(i)+1)
+	}
+	out, err := array.Concatenate(parts, mem)
+	for _, p := range parts {
+		p.Release()
+	}
+	if err != nil {
+		panic(fmt.Sprintf("vector.Take: %s: %v", arr.DataType(), err))
+	}
+	return out
 }
 
 type valuer[T any] interface {

@@ -39,3 +39,6 @@ func (f *Filter) Process(b *vector.Batch, out Output) error {
 	b.Sel = sel
 	return out.Emit(b)
 }
+
+// Stateless: a filter keeps nothing between batches.
+func (f *Filter) Stateless() {}

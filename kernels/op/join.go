@@ -62,3 +62,6 @@ type Union struct{}
 
 // ProcessSide passes the batch on.
 func (Union) ProcessSide(side int, b *vector.Batch, out Output) error { return out.Emit(b) }
+
+// Stateless: a union keeps nothing between batches.
+func (Union) Stateless() {}

@@ -71,3 +71,9 @@ func (r *Rename) Process(b *vector.Batch, out Output) error {
 	b.Release()
 	return out.Emit(nb)
 }
+
+// Stateless: a projection keeps nothing between batches.
+func (p *Project) Stateless() {}
+
+// Stateless: a rename keeps nothing between batches.
+func (r *Rename) Stateless() {}

@@ -18,6 +18,7 @@ var (
 	_ Operator         = (*WindowAgg)(nil)
 	_ WatermarkHandler = (*WindowAgg)(nil)
 	_ StatsReporter    = (*WindowAgg)(nil)
+	_ Stateful         = (*WindowAgg)(nil)
 )
 
 // Process folds the live rows into the open windows.
@@ -70,4 +71,22 @@ func (w *WindowAgg) Stats() map[string]int64 {
 		"null_time_rows":    w.Agg.NullTimeRows(),
 		"open_groups":       int64(w.Agg.Groups()),
 	}
+}
+
+// SnapshotState writes the open windows' groups and the watermark.
+func (w *WindowAgg) SnapshotState(s *Snapshot) error {
+	p, err := s.Open(w.Agg.StateSlots())
+	if err != nil {
+		return err
+	}
+	if err := w.Agg.Snapshot(p, s.Mem, s.MaxParallelism); err != nil {
+		p.Close()
+		return err
+	}
+	return p.Close()
+}
+
+// RestoreState loads the groups of the key groups this subtask owns.
+func (w *WindowAgg) RestoreState(r *Restore) error {
+	return w.Agg.Restore(r.Parts, r.Owns, nil)
 }

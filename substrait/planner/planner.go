@@ -28,6 +28,8 @@ type Env struct {
 // Job is a planned job: one pipeline per plan root.
 type Job struct {
 	Pipelines []*engine.Pipeline
+	// Checkpoint, when set, turns checkpoints on (the caller fills it).
+	Checkpoint *engine.CheckpointConfig
 }
 
 // Build plans every root of p.
@@ -66,6 +68,8 @@ type chain struct {
 	ops    []engine.Operator
 	names  []string
 	schema *arrow.Schema
+	// sourceName is the source table's name.
+	sourceName string
 	// updating is true once the chain carries a changelog (an unwindowed
 	// aggregate), not only inserts.
 	updating bool
@@ -73,7 +77,7 @@ type chain struct {
 
 // node finishes the chain as an engine node.
 func (c *chain) node() *engine.Node {
-	return &engine.Node{Source: c.source, Binary: c.binary, Inputs: c.inputs, Ops: c.ops, Names: c.names}
+	return &engine.Node{Source: c.source, Binary: c.binary, Inputs: c.inputs, Ops: c.ops, Names: c.names, SourceName: c.sourceName}
 }
 
 func (c *chain) add(name string, o engine.Operator, schema *arrow.Schema) {
@@ -109,7 +113,7 @@ func (b *builder) root(root *pb.RelRoot) (*engine.Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &engine.Pipeline{Root: c.node(), Sink: sink}, nil
+	return &engine.Pipeline{Root: c.node(), Sink: sink, SinkName: "print"}, nil
 }
 
 func renamed(s *arrow.Schema, names []string) *arrow.Schema {
@@ -158,7 +162,7 @@ func (b *builder) write(w *pb.WriteRel) (*engine.Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &engine.Pipeline{Root: c.node(), Sink: sink}, nil
+	return &engine.Pipeline{Root: c.node(), Sink: sink, SinkName: name}, nil
 }
 
 // openTable validates a table's options against its connector's spec.
@@ -322,7 +326,7 @@ func (b *builder) read(rd *pb.ReadRel) (*chain, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &chain{source: src, schema: schema}
+	c := &chain{source: src, schema: schema, sourceName: name}
 	return c, b.emit(c, rd.GetCommon())
 }
 

@@ -1,0 +1,618 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/clink-dev/clink/checkpoint"
+	"github.com/clink-dev/clink/kernels/op"
+)
+
+// The checkpoint contract lives with the operators (kernels/op); the
+// engine names it here for its callers.
+type (
+	Stateful  = op.Stateful
+	Stateless = op.Stateless
+	Snapshot  = op.Snapshot
+	Restore   = op.Restore
+)
+
+// CheckpointedSource is a source that takes part in checkpoints. Before Run
+// the runtime hands it a Barriers; for every request the source emits a
+// barrier message (Kind KindBarrier, Checkpoint = the id) at a point where
+// its state covers exactly the rows it emitted before the barrier. The
+// runtime snapshots the source (SnapshotState) in the source's goroutine as
+// it emits the barrier.
+type CheckpointedSource interface {
+	Source
+	Stateful
+	SetBarriers(b *Barriers)
+}
+
+// TwoPhaseSink is a sink that commits its output with checkpoints, which
+// makes it exactly-once: rows are staged in transactions, a transaction is
+// pre-committed (durable, invisible) at a barrier, recorded in the sink's
+// state by SnapshotState, and published by Commit once its checkpoint is
+// complete. RestoreState re-commits the transactions a restored checkpoint
+// lists and discards every other staged one.
+type TwoPhaseSink interface {
+	Sink
+	Stateful
+	// StartTransactions switches the sink to two-phase commit. It is called
+	// once, before RestoreState and before any row.
+	StartTransactions() error
+	// PreCommit closes the open transaction: everything written since the
+	// previous PreCommit is staged and durable, not yet visible. It runs in
+	// the sink's goroutine, at a barrier and at end of input. SnapshotState
+	// then assigns the staged transactions that have no checkpoint yet to
+	// the snapshot's checkpoint.
+	PreCommit() error
+	// Commit publishes the staged transactions of checkpoints <= id. It may
+	// run in another goroutine than Write and must be idempotent.
+	Commit(id uint64) error
+	// Abort discards the open transaction when the job stops without
+	// finishing; staged transactions stay for recovery to decide.
+	Abort() error
+}
+
+// Barriers carries checkpoint barrier requests from the runtime to one
+// source. Safe for concurrent use.
+type Barriers struct {
+	mu     sync.Mutex
+	ids    []uint64
+	wake   func()
+	notify chan struct{}
+}
+
+// NewBarriers returns an empty request queue (tests drive sources with it).
+func NewBarriers() *Barriers { return &Barriers{notify: make(chan struct{}, 1)} }
+
+// Request asks the source for barrier id.
+func (b *Barriers) Request(id uint64) {
+	b.mu.Lock()
+	b.ids = append(b.ids, id)
+	w := b.wake
+	b.mu.Unlock()
+	select {
+	case b.notify <- struct{}{}:
+	default:
+	}
+	if w != nil {
+		w()
+	}
+}
+
+// Next takes the oldest requested barrier.
+func (b *Barriers) Next() (uint64, bool) {
+	if b == nil {
+		return 0, false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.ids) == 0 {
+		return 0, false
+	}
+	id := b.ids[0]
+	b.ids = b.ids[1:]
+	return id, true
+}
+
+// Pending reports whether a request waits.
+func (b *Barriers) Pending() bool {
+	if b == nil {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.ids) > 0
+}
+
+// C is signalled after requests, for sources that wait in a select. It is
+// nil (never ready) on a nil Barriers.
+func (b *Barriers) C() <-chan struct{} {
+	if b == nil {
+		return nil
+	}
+	return b.notify
+}
+
+// SetWake registers f to be called when a request arrives (nil clears it),
+// for sources blocked in a call they can cancel. If a request is already
+// pending, f is called at once.
+func (b *Barriers) SetWake(f func()) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	b.wake = f
+	pending := len(b.ids) > 0
+	b.mu.Unlock()
+	if pending && f != nil {
+		f()
+	}
+}
+
+// drain drops the requests (the source finished).
+func (b *Barriers) drain() []uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ids := b.ids
+	b.ids = nil
+	return ids
+}
+
+// CheckpointConfig turns checkpoints on for a job.
+type CheckpointConfig struct {
+	Store *checkpoint.Store
+	// Interval between checkpoints (default 10 s).
+	Interval time.Duration
+	// Retain is how many completed checkpoints to keep (default 3).
+	Retain int
+	// Job and Fingerprint go into each manifest; a restore refuses a
+	// checkpoint whose fingerprint differs.
+	Job, Fingerprint string
+	// Restore, when set, is the checkpoint the job resumes from.
+	Restore *checkpoint.Checkpoint
+	// MaxParallelism is the number of key groups (the store's).
+	MaxParallelism int
+	Mem            memory.Allocator
+	// Logf receives one line per completed checkpoint (nil: silent).
+	Logf func(format string, args ...any)
+	// OnComplete is called after each completed checkpoint (tests).
+	OnComplete func(id uint64)
+}
+
+// component is one stateful part of the job: a source, an operator or a
+// sink, named uniquely in the job.
+type component struct {
+	name     string
+	st       Stateful
+	src      CheckpointedSource
+	barriers *Barriers
+	sink     TwoPhaseSink
+	finished bool
+}
+
+// nodeComps are the components of one node.
+type nodeComps struct {
+	source *component
+	head   *component // binary operator
+	ops    []*component
+}
+
+// pendingCP is the checkpoint being taken.
+type pendingCP struct {
+	id     uint64
+	w      *checkpoint.Writer
+	done   map[*component]bool
+	start  time.Time
+	failed error
+}
+
+// checkpointer coordinates the checkpoints of one job: it triggers
+// barriers, collects the snapshots of every component and completes the
+// checkpoint when all have written theirs.
+type checkpointer struct {
+	cfg   CheckpointConfig
+	comps []*component
+	nodes map[*Node]*nodeComps
+	sinks []*component // per pipeline
+
+	mu       sync.Mutex
+	nextID   uint64
+	pending  *pendingCP
+	complete chan uint64 // ids whose components are all done
+	last     uint64      // newest completed checkpoint
+	count    int
+}
+
+var operatorNameOK = func(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.'
+}
+
+// stateName turns a display name into a part's operator name.
+func stateName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if operatorNameOK(r) {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	out := strings.TrimLeft(b.String(), ".")
+	if out == "" {
+		out = "op"
+	}
+	if len(out) > 100 {
+		out = out[:100]
+	}
+	return out
+}
+
+func newCheckpointer(cfg CheckpointConfig, pipes []*Pipeline) (*checkpointer, error) {
+	if cfg.Store == nil {
+		return nil, fmt.Errorf("checkpoints: no store")
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = 10 * time.Second
+	}
+	if cfg.Retain <= 0 {
+		cfg.Retain = 3
+	}
+	if cfg.MaxParallelism <= 0 {
+		cfg.MaxParallelism = checkpoint.DefaultMaxParallelism
+	}
+	if cfg.Mem == nil {
+		cfg.Mem = memory.DefaultAllocator
+	}
+	ck := &checkpointer{cfg: cfg, nodes: map[*Node]*nodeComps{}, complete: make(chan uint64, 4)}
+	used := map[string]int{}
+	newComp := func(display string, st Stateful) *component {
+		name := stateName(display)
+		used[name]++
+		if n := used[name]; n > 1 {
+			name = fmt.Sprintf("%s_%d", name, n)
+		}
+		c := &component{name: name, st: st}
+		ck.comps = append(ck.comps, c)
+		return c
+	}
+	var visit func(n *Node) error
+	visit = func(n *Node) error {
+		nc := &nodeComps{}
+		ck.nodes[n] = nc
+		if n.Source != nil {
+			src, ok := n.Source.(CheckpointedSource)
+			if !ok {
+				return fmt.Errorf("checkpoints are not supported for source %s yet", sourceName(n))
+			}
+			nc.source = newComp(sourceName(n), src)
+			nc.source.src = src
+			nc.source.barriers = NewBarriers()
+		}
+		if n.Binary != nil {
+			name := fmt.Sprintf("%T", n.Binary)
+			if len(n.Names) > len(n.Ops) {
+				name = n.Names[len(n.Ops)]
+			}
+			switch b := n.Binary.(type) {
+			case Stateful:
+				nc.head = newComp(name, b)
+			case Stateless:
+			default:
+				return fmt.Errorf("checkpoints are not supported for operator %s yet", name)
+			}
+		}
+		for i, o := range n.Ops {
+			name := fmt.Sprintf("op%d", i+1)
+			if i < len(n.Names) {
+				name = n.Names[i]
+			}
+			var c *component
+			switch s := o.(type) {
+			case Stateful:
+				c = newComp(name, s)
+			case Stateless:
+			default:
+				return fmt.Errorf("checkpoints are not supported for operator %s yet", name)
+			}
+			nc.ops = append(nc.ops, c)
+		}
+		for _, in := range n.Inputs {
+			if err := visit(in); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, p := range pipes {
+		if err := visit(p.root()); err != nil {
+			return nil, err
+		}
+		var c *component
+		switch s := p.Sink.(type) {
+		case TwoPhaseSink:
+			c = newComp("sink_"+p.SinkName, s)
+			c.sink = s
+		case Stateful:
+			c = newComp("sink_"+p.SinkName, s)
+		default:
+			c = &component{name: "sink_" + p.SinkName} // no state: acknowledges only
+		}
+		ck.sinks = append(ck.sinks, c)
+	}
+	return ck, nil
+}
+
+func sourceName(n *Node) string {
+	if n.SourceName != "" {
+		return "source_" + n.SourceName
+	}
+	return "source"
+}
+
+// restore loads every component's state from cfg.Restore.
+func (ck *checkpointer) restore() error {
+	cp := ck.cfg.Restore
+	for _, c := range ck.sinks {
+		if c.sink != nil {
+			if err := c.sink.StartTransactions(); err != nil {
+				return err
+			}
+		}
+	}
+	if cp == nil {
+		return nil
+	}
+	m := cp.Manifest
+	if m.Fingerprint != ck.cfg.Fingerprint {
+		return fmt.Errorf("checkpoint %d was taken by a different job (plan fingerprint %s, this job's is %s); start with --fresh, or give the SQL that wrote it", m.CheckpointID, m.Fingerprint, ck.cfg.Fingerprint)
+	}
+	if m.MaxParallelism != ck.cfg.MaxParallelism {
+		return fmt.Errorf("checkpoint %d has max_parallelism %d, this job %d", m.CheckpointID, m.MaxParallelism, ck.cfg.MaxParallelism)
+	}
+	known := map[string]bool{}
+	all := append(append([]*component{}, ck.comps...), ck.sinks...)
+	for _, c := range all {
+		known[c.name] = true
+	}
+	for _, p := range m.Parts {
+		if !known[p.Operator] {
+			return fmt.Errorf("checkpoint %d holds state of operator %s, which this job does not have", m.CheckpointID, p.Operator)
+		}
+	}
+	for _, c := range all {
+		if c.st == nil {
+			continue
+		}
+		r := &Restore{ID: m.CheckpointID, MaxParallelism: m.MaxParallelism, Parallelism: 1, Subtask: 0}
+		for _, pi := range cp.PartsOf(c.name) {
+			part, err := cp.ReadPart(pi.Operator, pi.Subtask)
+			if err != nil {
+				return err
+			}
+			r.Parts = append(r.Parts, part)
+		}
+		err := c.st.RestoreState(r)
+		for _, p := range r.Parts {
+			p.Release()
+		}
+		if err != nil {
+			return fmt.Errorf("restoring %s from checkpoint %d: %w", c.name, m.CheckpointID, err)
+		}
+	}
+	ck.last = m.CheckpointID
+	return nil
+}
+
+// trigger starts checkpoint id: it snapshots the finished components at
+// once and asks the running sources for barriers. It does nothing while
+// another checkpoint is pending.
+func (ck *checkpointer) trigger() error {
+	ck.mu.Lock()
+	defer ck.mu.Unlock()
+	if ck.pending != nil {
+		return nil
+	}
+	if ck.nextID == 0 {
+		id, err := ck.cfg.Store.NextID()
+		if err != nil {
+			return err
+		}
+		ck.nextID = max(id, ck.last+1)
+	}
+	id := ck.nextID
+	ck.nextID++
+	w, err := ck.cfg.Store.Begin(id)
+	if err != nil {
+		return err
+	}
+	p := &pendingCP{id: id, w: w, done: map[*component]bool{}, start: time.Now()}
+	ck.pending = p
+	for _, c := range ck.all() {
+		if c.finished {
+			if err := ck.snapshotLocked(c, p); err != nil {
+				return err
+			}
+		}
+	}
+	for _, c := range ck.comps {
+		if c.src != nil && !c.finished {
+			c.barriers.Request(id)
+		}
+	}
+	ck.checkDoneLocked()
+	return nil
+}
+
+func (ck *checkpointer) all() []*component {
+	return append(append([]*component{}, ck.comps...), ck.sinks...)
+}
+
+// snapshotLocked writes c's state into p and marks it done.
+func (ck *checkpointer) snapshotLocked(c *component, p *pendingCP) error {
+	if p.done[c] {
+		return nil
+	}
+	if c.st != nil {
+		s := &Snapshot{ID: p.id, MaxParallelism: ck.cfg.MaxParallelism, Mem: ck.cfg.Mem,
+			Open: func(slots []checkpoint.Slot) (*checkpoint.PartWriter, error) { return p.w.Part(c.name, 0, slots) }}
+		if err := c.st.SnapshotState(s); err != nil {
+			p.failed = err
+			return fmt.Errorf("checkpoint %d: %s: %w", p.id, c.name, err)
+		}
+	}
+	p.done[c] = true
+	return nil
+}
+
+// snapshot is a component's snapshot at barrier id, in its own goroutine.
+func (ck *checkpointer) snapshot(c *component, id uint64) error {
+	ck.mu.Lock()
+	p := ck.pending
+	ck.mu.Unlock()
+	if p == nil || p.id != id {
+		return nil // an aborted checkpoint's barrier
+	}
+	if c != nil && c.st != nil {
+		s := &Snapshot{ID: id, MaxParallelism: ck.cfg.MaxParallelism, Mem: ck.cfg.Mem,
+			Open: func(slots []checkpoint.Slot) (*checkpoint.PartWriter, error) { return p.w.Part(c.name, 0, slots) }}
+		if err := c.st.SnapshotState(s); err != nil {
+			return fmt.Errorf("checkpoint %d: %s: %w", id, c.name, err)
+		}
+	}
+	ck.mu.Lock()
+	defer ck.mu.Unlock()
+	if c != nil && ck.pending == p {
+		p.done[c] = true
+		ck.checkDoneLocked()
+	}
+	return nil
+}
+
+// finish marks c finished: its goroutine will not touch it again. A
+// pending checkpoint it has not written yet gets its final state now.
+func (ck *checkpointer) finish(c *component) error {
+	if c == nil {
+		return nil
+	}
+	ck.mu.Lock()
+	defer ck.mu.Unlock()
+	c.finished = true
+	if c.barriers != nil {
+		c.barriers.drain()
+	}
+	if p := ck.pending; p != nil && !p.done[c] {
+		if err := ck.snapshotLocked(c, p); err != nil {
+			return err
+		}
+		ck.checkDoneLocked()
+	}
+	return nil
+}
+
+func (ck *checkpointer) checkDoneLocked() {
+	p := ck.pending
+	if p == nil || p.failed != nil {
+		return
+	}
+	for _, c := range ck.all() {
+		if !p.done[c] {
+			return
+		}
+	}
+	select {
+	case ck.complete <- p.id:
+	default:
+	}
+}
+
+// completeCP writes the manifest of the pending checkpoint id, prunes old
+// ones and commits the two-phase sinks.
+func (ck *checkpointer) completeCP(id uint64) error {
+	ck.mu.Lock()
+	p := ck.pending
+	if p == nil || p.id != id {
+		ck.mu.Unlock()
+		return nil
+	}
+	ck.pending = nil
+	ck.mu.Unlock()
+	err := p.w.Commit(checkpoint.Meta{Job: ck.cfg.Job, Fingerprint: ck.cfg.Fingerprint})
+	if err != nil {
+		return err
+	}
+	ck.mu.Lock()
+	ck.last = id
+	ck.count++
+	ck.mu.Unlock()
+	if err := ck.cfg.Store.Retain(ck.cfg.Retain); err != nil {
+		return err
+	}
+	for _, c := range ck.sinks {
+		if c.sink != nil {
+			if err := c.sink.Commit(id); err != nil {
+				return fmt.Errorf("checkpoint %d: committing %s: %w", id, c.name, err)
+			}
+		}
+	}
+	if ck.cfg.Logf != nil {
+		ck.cfg.Logf("checkpoint %d complete (%d parts, %s)", id, len(p.done), time.Since(p.start).Round(time.Millisecond))
+	}
+	if ck.cfg.OnComplete != nil {
+		ck.cfg.OnComplete(id)
+	}
+	return nil
+}
+
+// abort drops a pending checkpoint (the job stops).
+func (ck *checkpointer) abort() {
+	ck.mu.Lock()
+	p := ck.pending
+	ck.pending = nil
+	ck.mu.Unlock()
+	if p != nil {
+		p.w.Abort()
+	}
+}
+
+// guarantee states the job's end-to-end guarantee.
+func guaranteeOf(pipes []*Pipeline, checkpoints bool) string {
+	if !checkpoints {
+		return "NONE (no checkpoints: a crash loses the job's state; run with --checkpoint-dir for exactly-once state)"
+	}
+	var limited []string
+	for _, p := range pipes {
+		if _, ok := p.Sink.(TwoPhaseSink); !ok {
+			limited = append(limited, "'"+p.SinkName+"'")
+		}
+	}
+	if len(limited) == 0 {
+		return "EXACTLY_ONCE"
+	}
+	sort.Strings(limited)
+	return "STATE_EXACTLY_ONCE_OUTPUT_AT_LEAST_ONCE (limited by sink " + strings.Join(limited, ", ") + ")"
+}
+
+// Guarantee states the end-to-end guarantee of a job of these pipelines,
+// with or without checkpoints, e.g. "EXACTLY_ONCE" or
+// "STATE_EXACTLY_ONCE_OUTPUT_AT_LEAST_ONCE (limited by sink 'print')".
+func Guarantee(pipes []*Pipeline, checkpoints bool) string { return guaranteeOf(pipes, checkpoints) }
+
+// final runs when every component has finished: it completes a pending
+// checkpoint (complete by now) and takes one more that records the
+// finished job, so that a restart from it does nothing twice.
+func (ck *checkpointer) final() error {
+	for {
+		select {
+		case id := <-ck.complete:
+			if err := ck.completeCP(id); err != nil {
+				return err
+			}
+			continue
+		default:
+		}
+		break
+	}
+	ck.mu.Lock()
+	p := ck.pending
+	ck.mu.Unlock()
+	if p != nil {
+		return fmt.Errorf("checkpoint %d: incomplete although the job finished", p.id)
+	}
+	if err := ck.trigger(); err != nil {
+		return err
+	}
+	select {
+	case id := <-ck.complete:
+		return ck.completeCP(id)
+	default:
+		return fmt.Errorf("final checkpoint: incomplete although the job finished")
+	}
+}

@@ -1,0 +1,131 @@
+package kernels
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/clink-dev/clink/checkpoint"
+)
+
+// wtSnapshotRestore checkpoints w into a fresh store and returns a new
+// aggregate restored from it (w is left as it was).
+func wtSnapshotRestore(t *testing.T, c wtCase, w *WindowAgg, mem memory.Allocator, id uint64, store *checkpoint.Store) *WindowAgg {
+	t.Helper()
+	cw, err := store.Begin(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := cw.Part("window_agg", 0, w.StateSlots())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Snapshot(p, mem, checkpoint.DefaultMaxParallelism); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cw.Commit(checkpoint.Meta{Job: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := store.Open(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part, err := cp.ReadPart("window_agg", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer part.Release()
+	w2, err := NewWindowAgg(c.cfg, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.weakHash {
+		w2.tbl.testMask = w.tbl.testMask
+	}
+	if err := w2.Restore([]*checkpoint.Part{part}, nil, mem); err != nil {
+		t.Fatal(err)
+	}
+	if w2.Groups() != w.Groups() {
+		t.Fatalf("restored %d groups, snapshot had %d", w2.Groups(), w.Groups())
+	}
+	return w2
+}
+
+// TestWindowAggSnapshotRestore cuts random cases at random points into a
+// checkpoint and a restored aggregate that continues: the output equals
+// the row-at-a-time reference.
+func TestWindowAggSnapshotRestore(t *testing.T) {
+	seeds := 40
+	if testing.Short() {
+		seeds = 10
+	}
+	for seed := range uint64(seeds) {
+		c := wtRandomCase(seed + 1000)
+		t.Run(c.name, func(t *testing.T) {
+			lines, _, _ := wtReference(c)
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			rng := rand.New(rand.NewPCG(seed, 11))
+			store, err := checkpoint.NewStore(t.TempDir(), checkpoint.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := NewWindowAgg(c.cfg, mem)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.weakHash {
+				w.tbl.testMask = 0xc000000000000003
+			}
+			var got []string
+			var pending []*wtRow
+			in := memory.NewGoAllocator()
+			id := uint64(0)
+			flush := func() {
+				for len(pending) > 0 {
+					n := min(1+rng.IntN(40), len(pending))
+					b := wtBatch(in, c.cfg.Input, pending[:n], rng, false)
+					if !c.useRowWM {
+						b.RowWatermark = nil
+					}
+					if err := w.Add(b); err != nil {
+						t.Fatal(err)
+					}
+					b.Release()
+					pending = pending[n:]
+					if rng.IntN(8) == 0 {
+						id++
+						w = wtSnapshotRestore(t, c, w, mem, id, store)
+					}
+				}
+			}
+			for _, ev := range c.events {
+				if !ev.advance {
+					pending = append(pending, ev.row)
+					continue
+				}
+				flush()
+				recs, err := w.Advance(ev.wm)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, wtLines(t, recs)...)
+				for _, r := range recs {
+					r.Release()
+				}
+				if rng.IntN(3) == 0 {
+					id++
+					w = wtSnapshotRestore(t, c, w, mem, id, store)
+				}
+			}
+			if id == 0 {
+				t.Log("no checkpoint taken")
+			}
+			wtCompare(t, fmt.Sprintf("%d restores", id), wtResult{lines: got}, wtResult{lines: lines})
+		})
+	}
+}
