@@ -228,10 +228,10 @@ type runner struct {
 	ck        *checkpointer // nil without checkpoints
 	pi        int           // the pipeline's index in the job
 	sinkStats *OpStats
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	errs   []error
-	nodes  []*nodeRun
+	wg        sync.WaitGroup
+	mu        sync.Mutex
+	errs      []error
+	nodes     []*nodeRun
 }
 
 func (r *runner) fail(err error) {
