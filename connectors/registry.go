@@ -130,4 +130,18 @@ var CommonSourceOptions = []Option{
 var CommonSinkOptions = []Option{
 	{Name: "connector", Type: String, Required: true, Description: "the connector name", Example: "file"},
 	{Name: "format", Type: Enum, Values: []string{"json"}, Default: "json", Description: "record format", Example: "json"},
+	DeliveryGuaranteeOption,
+}
+
+// DeliveryGuaranteeOption is the sink option that asks for a guarantee;
+// each sink documents its default and refuses what it cannot keep.
+var DeliveryGuaranteeOption = Option{Name: "delivery_guarantee", Aliases: []string{"sink.delivery-guarantee"},
+	ValueAliases: map[string]string{"exactly-once": "exactly_once", "at-least-once": "at_least_once"},
+	Type:         Enum, Values: []string{"exactly_once", "at_least_once", "none"},
+	Description:  "sink: the output guarantee under checkpoints; 'exactly_once' needs checkpoints (--checkpoint-dir) and is refused by sinks that cannot keep it", Example: "exactly_once"}
+
+// ExactlyOnceRefused is the error of a sink asked for a guarantee it cannot
+// keep.
+func ExactlyOnceRefused(t *Table, connector, why string) error {
+	return &OptionError{Key: "delivery_guarantee", Msg: fmt.Sprintf("sink '%s': connector '%s' cannot deliver exactly once (%s); use 'at_least_once'", t.Name, connector, why)}
 }

@@ -151,3 +151,30 @@ func EventTimes(a arrow.Array) ([]int64, func(int) bool) {
 	}
 	return vals, func(i int) bool { return a.IsValid(i) }
 }
+
+// PartitionState is one partition's watermark state, as checkpoints keep it.
+type PartitionState struct {
+	MaxTS int64 // max event time seen (MinWatermark: none)
+	Done  bool
+}
+
+// State returns every partition's state and the source watermark emitted
+// last.
+func (p *PartitionWatermarks) State() ([]PartitionState, int64) {
+	out := make([]PartitionState, len(p.maxTS))
+	for i := range out {
+		out[i] = PartitionState{MaxTS: p.maxTS[i], Done: p.state[i] == partDone}
+	}
+	return out, p.lastWM
+}
+
+// SetState restores partition i's state (a restore before reading).
+func (p *PartitionWatermarks) SetState(i int, st PartitionState) {
+	p.maxTS[i] = st.MaxTS
+	if st.Done {
+		p.state[i] = partDone
+	}
+}
+
+// SetLast restores the source watermark emitted last.
+func (p *PartitionWatermarks) SetLast(wm int64) { p.lastWM = max(p.lastWM, wm) }

@@ -6,6 +6,7 @@ import (
 
 	pb "github.com/substrait-io/substrait-protobuf/go/substraitpb"
 	ext "github.com/substrait-io/substrait-protobuf/go/substraitpb/extensions"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -165,7 +166,7 @@ func Options(opts map[string]string) (*ext.AdvancedExtension, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := anypb.New(st)
+	a, err := PackAny(st)
 	if err != nil {
 		return nil, err
 	}
@@ -210,4 +211,15 @@ func SortedKeys(m map[string]string) []string {
 // Direct is the RelCommon of a relation that emits all its columns.
 func Direct() *pb.RelCommon {
 	return &pb.RelCommon{EmitKind: &pb.RelCommon_Direct_{Direct: &pb.RelCommon_Direct{}}}
+}
+
+// PackAny packs m into an Any deterministically (map fields sorted), so
+// the same SQL always compiles to the same plan bytes: the plan's
+// fingerprint identifies the job whose checkpoints may be restored.
+func PackAny(m proto.Message) (*anypb.Any, error) {
+	a := &anypb.Any{}
+	if err := anypb.MarshalFrom(a, m, proto.MarshalOptions{Deterministic: true}); err != nil {
+		return nil, err
+	}
+	return a, nil
 }

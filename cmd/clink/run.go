@@ -78,6 +78,8 @@ func cmdRun(args []string) int {
 	linger := fs.Duration("linger", 20*time.Millisecond, "longest a partly filled micro-batch waits")
 	quiet := fs.Bool("quiet", false, "do not print the end-of-run summary on stderr")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	var cko checkpointFlags
+	cko.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -102,7 +104,8 @@ func cmdRun(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	stats, err := execute(ctx, plan, reg, connectors.Runtime{BatchSize: *batch, Linger: *linger, Stdout: os.Stdout, Stderr: os.Stderr})
+	cko.job = jobName(fs, &src)
+	stats, err := executeWith(ctx, plan, reg, connectors.Runtime{BatchSize: *batch, Linger: *linger, Stdout: os.Stdout, Stderr: os.Stderr}, &cko)
 	if err != nil && !(errors.Is(err, context.Canceled) && ctx.Err() != nil) {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 1
@@ -113,8 +116,15 @@ func cmdRun(args []string) int {
 	return 0
 }
 
-// execute plans and runs a job to its end.
+// execute plans and runs a job to its end, without checkpoints.
 func execute(ctx context.Context, plan *pb.Plan, reg *connectors.Registry, rt connectors.Runtime) ([]*engine.Stats, error) {
+	return executeWith(ctx, plan, reg, rt, nil)
+}
+
+// executeWith plans and runs a job; with ck (and a checkpoint directory)
+// it takes checkpoints and resumes from one. It states the job's
+// end-to-end guarantee on stderr first.
+func executeWith(ctx context.Context, plan *pb.Plan, reg *connectors.Registry, rt connectors.Runtime, ck *checkpointFlags) ([]*engine.Stats, error) {
 	if rt.Mem == nil {
 		rt.Mem = memory.NewGoAllocator()
 	}
@@ -123,6 +133,14 @@ func execute(ctx context.Context, plan *pb.Plan, reg *connectors.Registry, rt co
 	job, err := planner.Build(plan, planner.Env{Connectors: reg, Funcs: funcs, Runtime: rt})
 	if err != nil {
 		return nil, err
+	}
+	if ck != nil {
+		if job.Checkpoint, err = ck.config(plan, rt.Stderr); err != nil {
+			return nil, err
+		}
+		if rt.Stderr != nil {
+			fmt.Fprintf(rt.Stderr, "clink: job %s: guarantee %s\n", ck.job, job.Guarantee())
+		}
 	}
 	return job.Run(ctx)
 }

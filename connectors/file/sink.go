@@ -18,9 +18,9 @@ import (
 // receives one part file per subtask (part-<subtask>.jsonl), as Flink's
 // filesystem sink writes a directory.
 //
-// Guarantee: at-least-once. Rows are appended as they arrive and are
-// visible as soon as they are flushed; a restarted job rewrites its file
-// from the start.
+// Guarantee: exactly-once with checkpoints (TxSink, the default); with
+// 'delivery_guarantee' = 'at_least_once' rows are appended as they arrive
+// and visible once flushed.
 func (Connector) NewSink(t *connectors.Table) (engine.Sink, error) {
 	path := t.Options["path"]
 	name := filepath.Join(path, fmt.Sprintf("part-%d.jsonl", t.Runtime.Subtask))
@@ -34,8 +34,15 @@ func (Connector) NewSink(t *connectors.Table) (engine.Sink, error) {
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return nil, fmt.Errorf("file sink '%s': %w", t.Name, err)
 	}
+	dg := t.Options["delivery_guarantee"]
 	if t.Options["mode"] == "upsert" {
+		if dg == "exactly_once" {
+			return nil, connectors.ExactlyOnceRefused(t, "file", "its upsert mode rewrites the table at each flush")
+		}
 		return newUpsertSink(t, name)
+	}
+	if dg == "" || dg == "exactly_once" {
+		return newTxSink(name), nil
 	}
 	f, err := os.Create(name)
 	if err != nil {

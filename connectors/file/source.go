@@ -67,6 +67,21 @@ type Source struct {
 	skip    bool
 	skipped int64
 	rows    int64
+
+	// Checkpoint state: the runtime's barrier requests, the reading
+	// position while Run runs, and the position a restore resumes at.
+	barriers *engine.Barriers
+	readers  []*lineReader
+	wms      *engine.PartitionWatermarks
+	lastWM   int64
+	resume   map[string]filePos
+}
+
+// filePos is where reading a file resumes.
+type filePos struct {
+	offset, line int64
+	done         bool
+	maxTS        int64
 }
 
 var _ engine.Source = (*Source)(nil)
@@ -98,7 +113,14 @@ func (s *Source) Run(ctx context.Context, emit func(engine.Message) error) error
 	dec := cjson.NewDecoder(t.Schema, rt.Mem, cjson.Options{})
 	defer dec.Release()
 	wms := engine.NewPartitionWatermarks(len(s.files), t.WatermarkLag)
+	s.wms = wms
 	lastWM := engine.MinWatermark
+	if s.resume != nil {
+		if err := s.applyResume(); err != nil {
+			return err
+		}
+		lastWM = s.lastWM
+	}
 	var segs []segment
 	batchStart := time.Now()
 
@@ -133,16 +155,37 @@ func (s *Source) Run(ctx context.Context, emit func(engine.Message) error) error
 		if t.EventTimeCol >= 0 {
 			if wm := wms.Current(); wm > lastWM {
 				lastWM = wm
+				s.lastWM = wm
 				return emit(engine.Message{Kind: engine.KindWatermark, Watermark: wm})
 			}
 		}
 		return nil
+	}
+	// barrier emits the requested checkpoint barriers after the rows read
+	// so far: the reading positions then cover exactly what went before.
+	barrier := func() error {
+		if !s.barriers.Pending() {
+			return nil
+		}
+		if err := flush(); err != nil {
+			return err
+		}
+		for {
+			id, ok := s.barriers.Next()
+			if !ok {
+				return nil
+			}
+			if err := emit(engine.Message{Kind: engine.KindBarrier, Checkpoint: id}); err != nil {
+				return err
+			}
+		}
 	}
 
 	// Files are read round-robin, a batch's worth of lines at a time, so
 	// every partition's watermark advances and windows fire while the
 	// directory is read. Lines of one file keep their order.
 	readers := make([]*lineReader, len(s.files))
+	s.readers = readers
 	var closeMu sync.Mutex
 	defer func() {
 		closeMu.Lock()
@@ -165,8 +208,16 @@ func (s *Source) Run(ctx context.Context, emit func(engine.Message) error) error
 	})
 	defer stop()
 	remaining := len(s.files)
+	for part := range s.files {
+		if wms.Done(part) {
+			remaining--
+		}
+	}
 	for remaining > 0 {
 		for part, name := range s.files {
+			if err := barrier(); err != nil {
+				return err
+			}
 			r := readers[part]
 			if r == nil {
 				if wms.Done(part) {
@@ -175,6 +226,9 @@ func (s *Source) Run(ctx context.Context, emit func(engine.Message) error) error
 				var err error
 				if r, err = openLines(name); err != nil {
 					return fmt.Errorf("file source '%s': %w", t.Name, err)
+				}
+				if err := s.seek(r, name); err != nil {
+					return err
 				}
 				closeMu.Lock()
 				readers[part] = r
@@ -259,6 +313,7 @@ type lineReader struct {
 	long     []byte
 	partial  []byte
 	lineNo   int
+	pos      int64 // bytes up to the end of the last line returned
 	eof      bool
 	pollable bool
 }
@@ -312,6 +367,7 @@ func (l *lineReader) next(deadline time.Time) ([]byte, error) {
 		return nil, err
 	}
 	l.lineNo++
+	l.pos += int64(len(line))
 	return trimEOL(line), nil
 }
 

@@ -125,6 +125,11 @@ type Source struct {
 	startTS    int64
 	hasStartTS bool
 	restore    map[int32]int64 // StartAt
+	restoreTS  map[int32]int64 // RestoreState: max event time per partition
+	restoreWM  int64
+
+	barriers *engine.Barriers
+	cur      *reader // while Run runs: read in SnapshotState (same goroutine)
 
 	rows, skipped, deadLettered atomic.Int64
 
@@ -238,6 +243,7 @@ func (s *Source) Run(ctx context.Context, emit func(engine.Message) error) error
 	}
 	defer r.close()
 	r.emit = emit
+	s.cur = r
 	err = r.loop(ctx)
 	// Everything produced to the dead-letter topic is acknowledged before
 	// the source ends; the read offsets then go to the group.
@@ -366,9 +372,16 @@ func (s *Source) open(ctx context.Context) (*reader, error) {
 	r.dec = cjson.NewDecoder(t.Schema, rt.Mem, cjson.Options{})
 	r.wms = engine.NewPartitionWatermarks(len(ids), t.WatermarkLag)
 	r.lastWM = engine.MinWatermark
+	if s.restoreTS != nil {
+		r.lastWM = s.restoreWM
+		r.wms.SetLast(s.restoreWM)
+	}
 	now := time.Now()
 	for i := range r.parts {
 		r.parts[i].lastRec = now
+		if ts, ok := s.restoreTS[r.parts[i].id]; ok {
+			r.wms.SetState(i, engine.PartitionState{MaxTS: ts})
+		}
 		if r.parts[i].done {
 			r.wms.Finish(i)
 		} else {
@@ -391,15 +404,26 @@ func (r *reader) close() {
 func (r *reader) loop(ctx context.Context) error {
 	s := r.s
 	if len(r.parts) == 0 && !s.bounded {
-		// Nothing assigned to this subtask: it idles until stopped.
-		<-ctx.Done()
-		return ctx.Err()
+		// Nothing assigned to this subtask: it idles until stopped,
+		// passing checkpoint barriers on.
+		for {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-s.barriers.C():
+				if err := r.barrier(); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	var finished []int
 	for r.remain > 0 || !s.bounded {
 		wait := r.pollWait()
 		pctx, cancel := context.WithTimeout(ctx, wait)
+		s.barriers.SetWake(cancel) // a barrier request ends the poll
 		fetches := r.cl.PollFetches(pctx)
+		s.barriers.SetWake(nil)
 		cancel()
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -478,8 +502,35 @@ func (r *reader) loop(ctx context.Context) error {
 		if !now.Before(r.commitAt) {
 			r.commit()
 		}
+		if err := r.barrier(); err != nil {
+			return err
+		}
 	}
 	return r.flush()
+}
+
+// barrier emits the requested checkpoint barriers after the rows read so
+// far (flushed first, and dead letters acknowledged), so that the offsets
+// in the source's state cover exactly the records before each barrier.
+func (r *reader) barrier() error {
+	if !r.s.barriers.Pending() {
+		return nil
+	}
+	if err := r.flush(); err != nil {
+		return err
+	}
+	if err := r.flushDLQ(); err != nil {
+		return err
+	}
+	for {
+		id, ok := r.s.barriers.Next()
+		if !ok {
+			return nil
+		}
+		if err := r.emit(engine.Message{Kind: engine.KindBarrier, Checkpoint: id}); err != nil {
+			return err
+		}
+	}
 }
 
 // pollWait is how long the next poll may wait for records: until the

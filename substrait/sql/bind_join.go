@@ -4,7 +4,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	pb "github.com/substrait-io/substrait-protobuf/go/substraitpb"
 	ext "github.com/substrait-io/substrait-protobuf/go/substraitpb/extensions"
-	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/clink-dev/clink/substrait"
@@ -68,7 +67,7 @@ func (b *binder) join(x *Join) (*pb.Rel, *scope, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		a, err := anypb.New(st)
+		a, err := substrait.PackAny(st)
 		if err != nil {
 			return nil, nil, err
 		}

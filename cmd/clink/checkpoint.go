@@ -1,0 +1,121 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	pb "github.com/substrait-io/substrait-protobuf/go/substraitpb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/clink-dev/clink/checkpoint"
+	"github.com/clink-dev/clink/engine"
+)
+
+// checkpointFlags are clink run's checkpoint options.
+type checkpointFlags struct {
+	dir      string
+	interval time.Duration
+	from     uint64
+	fresh    bool
+	retain   int
+	job      string
+}
+
+func (c *checkpointFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.dir, "checkpoint-dir", "", "take checkpoints into this directory, and resume from the newest completed one in it")
+	fs.Func("checkpoint-interval-ms", "milliseconds between checkpoints (default 1000)", func(v string) error {
+		var ms int64
+		if _, err := fmt.Sscan(v, &ms); err != nil || ms <= 0 {
+			return fmt.Errorf("must be a positive number of milliseconds")
+		}
+		c.interval = time.Duration(ms) * time.Millisecond
+		return nil
+	})
+	fs.Uint64Var(&c.from, "from-checkpoint", 0, "resume from this checkpoint id instead of the newest")
+	fs.BoolVar(&c.fresh, "fresh", false, "start from the beginning even if the checkpoint directory holds checkpoints")
+	fs.IntVar(&c.retain, "checkpoints-retained", 3, "completed checkpoints to keep")
+}
+
+func jobName(fs *flag.FlagSet, src *source) string {
+	switch {
+	case fs.NArg() == 1:
+		return strings.TrimSuffix(filepath.Base(fs.Arg(0)), filepath.Ext(fs.Arg(0)))
+	case src.plan != "":
+		return strings.TrimSuffix(filepath.Base(src.plan), filepath.Ext(src.plan))
+	}
+	return "job"
+}
+
+// Fingerprint identifies a plan: the SHA-256 of its deterministic protobuf.
+func Fingerprint(plan *pb.Plan) (string, error) {
+	data, err := proto.MarshalOptions{Deterministic: true}.Marshal(plan)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return "plan-sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// config returns the engine's checkpoint configuration, or nil without a
+// checkpoint directory. It picks the checkpoint to resume from and says so.
+func (c *checkpointFlags) config(plan *pb.Plan, stderr io.Writer) (*engine.CheckpointConfig, error) {
+	if c.dir == "" {
+		if c.from != 0 || c.fresh || c.interval != 0 {
+			return nil, fmt.Errorf("--from-checkpoint, --fresh and --checkpoint-interval-ms need --checkpoint-dir")
+		}
+		return nil, nil
+	}
+	if c.from != 0 && c.fresh {
+		return nil, fmt.Errorf("give --from-checkpoint or --fresh, not both")
+	}
+	if c.retain < 1 {
+		return nil, fmt.Errorf("--checkpoints-retained must be at least 1")
+	}
+	store, err := checkpoint.NewStore(c.dir, checkpoint.Options{})
+	if err != nil {
+		return nil, err
+	}
+	fp, err := Fingerprint(plan)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &engine.CheckpointConfig{Store: store, Interval: c.interval, Retain: c.retain, Job: c.job, Fingerprint: fp}
+	if cfg.Interval == 0 {
+		cfg.Interval = time.Second
+	}
+	logf := func(format string, args ...any) {
+		if stderr != nil {
+			fmt.Fprintf(stderr, "clink: "+format+"\n", args...)
+		}
+	}
+	id := c.from
+	if id == 0 && !c.fresh {
+		latest, ok, err := store.Latest()
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			id = latest
+		}
+	}
+	if id == 0 {
+		logf("checkpoints: %s (every %s); starting fresh", c.dir, cfg.Interval)
+		return cfg, nil
+	}
+	cp, err := store.Open(id)
+	if err != nil {
+		return nil, fmt.Errorf("%w (choose another with --from-checkpoint, or --fresh)", err)
+	}
+	if err := cp.Verify(); err != nil {
+		return nil, fmt.Errorf("%w (choose another with --from-checkpoint, or --fresh)", err)
+	}
+	cfg.Restore = cp
+	logf("checkpoints: %s (every %s); restore point: checkpoint %d", c.dir, cfg.Interval, id)
+	return cfg, nil
+}

@@ -1,0 +1,392 @@
+package file
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/clink-dev/clink/checkpoint"
+	cjson "github.com/clink-dev/clink/connectors/formats/json"
+	"github.com/clink-dev/clink/engine"
+	"github.com/clink-dev/clink/vector"
+)
+
+// TxSink is the file sink's exactly-once mode (the default). Without
+// checkpoints it appends to its part file like Sink. With checkpoints
+// (StartTransactions), rows go to a hidden staging file per transaction
+// (.<part>.pending-<run>-<n>, ignored by the file source) that is closed and
+// fsynced at each barrier and appended to the part file only when its
+// checkpoint completes; nothing uncommitted is ever in the part file.
+//
+// Its state lists the pre-committed transactions with the part-file offset
+// each starts at and its size, and the committed length. A restore appends
+// the listed transactions that are still staged (truncating to their
+// offset first, so a commit cut short by a crash is redone, not doubled),
+// truncates the part file to the restored length (dropping output of later
+// checkpoints) and deletes every other staging file.
+type TxSink struct {
+	name    string // the part file
+	plain   *Sink  // without checkpoints
+	tx      bool
+	started bool // the part file is set up (fresh or restored)
+	run     string
+
+	buf []byte
+	cur *os.File
+	w   *bufio.Writer
+	n   int64 // bytes in cur
+	seq int
+
+	mu        sync.Mutex
+	staged    []fileTxn // pre-committed, in order
+	committed int64     // part file length with every committed transaction
+	next      int64     // where the next transaction starts
+}
+
+type fileTxn struct {
+	ckpt       uint64 // 0 until a snapshot assigns it
+	file       string // staging file base name
+	base, size int64
+}
+
+var (
+	_ engine.TwoPhaseSink = (*TxSink)(nil)
+)
+
+func newTxSink(name string) *TxSink {
+	var rnd [4]byte
+	rand.Read(rnd[:])
+	return &TxSink{name: name, run: hex.EncodeToString(rnd[:])}
+}
+
+func (s *TxSink) stagingPrefix() string {
+	return filepath.Join(filepath.Dir(s.name), "."+filepath.Base(s.name)+".pending-")
+}
+
+// open sets the part file up on first use: truncated (a fresh job), unless
+// a restore already did.
+func (s *TxSink) open() error {
+	if s.started {
+		return nil
+	}
+	s.started = true
+	if !s.tx {
+		f, err := os.Create(s.name)
+		if err != nil {
+			return err
+		}
+		s.plain = &Sink{name: s.name, f: f, w: bufio.NewWriterSize(f, 1<<16)}
+		return nil
+	}
+	if err := os.WriteFile(s.name, nil, 0o644); err != nil {
+		return err
+	}
+	s.committed, s.next = 0, 0
+	return s.removeStaging(nil)
+}
+
+// removeStaging deletes staging files of this part except keep.
+func (s *TxSink) removeStaging(keep map[string]bool) error {
+	names, err := filepath.Glob(s.stagingPrefix() + "*")
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if !keep[filepath.Base(n)] {
+			if err := os.Remove(n); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// StartTransactions switches to two-phase commit (checkpoints are on).
+func (s *TxSink) StartTransactions() error {
+	s.tx = true
+	return nil
+}
+
+// Write appends the batch's rows to the part file, or with checkpoints to
+// the open transaction's staging file.
+func (s *TxSink) Write(b *vector.Batch) error {
+	if err := s.open(); err != nil {
+		b.Release()
+		return fmt.Errorf("file sink %s: %w", s.name, err)
+	}
+	if !s.tx {
+		return s.plain.Write(b)
+	}
+	s.buf = cjson.AppendBatch(s.buf[:0], b)
+	b.Release()
+	if s.cur == nil {
+		s.seq++
+		f, err := os.Create(fmt.Sprintf("%s%s-%d", s.stagingPrefix(), s.run, s.seq))
+		if err != nil {
+			return fmt.Errorf("file sink %s: %w", s.name, err)
+		}
+		s.cur, s.w, s.n = f, bufio.NewWriterSize(f, 1<<16), 0
+	}
+	if _, err := s.w.Write(s.buf); err != nil {
+		return fmt.Errorf("file sink %s: %w", s.name, err)
+	}
+	s.n += int64(len(s.buf))
+	return nil
+}
+
+// PreCommit closes the open transaction: its staging file is flushed and
+// fsynced, to be published when a checkpoint that lists it completes.
+func (s *TxSink) PreCommit() error {
+	if err := s.open(); err != nil {
+		return fmt.Errorf("file sink %s: %w", s.name, err)
+	}
+	if s.cur == nil {
+		return nil
+	}
+	f := s.cur
+	s.cur = nil
+	err := s.w.Flush()
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("file sink %s: staging: %w", s.name, err)
+	}
+	s.mu.Lock()
+	s.staged = append(s.staged, fileTxn{file: filepath.Base(f.Name()), base: s.next, size: s.n})
+	s.next += s.n
+	s.mu.Unlock()
+	return nil
+}
+
+var txSlots = []checkpoint.Slot{
+	{Name: "pending", Raw: true, Values: []arrow.Field{
+		{Name: "checkpoint_id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "file", Type: arrow.BinaryTypes.String},
+		{Name: "base", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "size", Type: arrow.PrimitiveTypes.Int64},
+	}},
+	{Name: "committed", Raw: true, Values: []arrow.Field{
+		{Name: "part_file", Type: arrow.BinaryTypes.String},
+		{Name: "length", Type: arrow.PrimitiveTypes.Int64},
+	}},
+}
+
+// SnapshotState assigns the pre-committed transactions to this checkpoint
+// and records every one not yet committed, and the committed length.
+func (s *TxSink) SnapshotState(snap *engine.Snapshot) error {
+	if !s.tx {
+		return nil
+	}
+	if err := s.open(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	for i := range s.staged {
+		if s.staged[i].ckpt == 0 {
+			s.staged[i].ckpt = snap.ID
+		}
+	}
+	staged := append([]fileTxn(nil), s.staged...)
+	committed := s.committed
+	s.mu.Unlock()
+	p, err := snap.Open(txSlots)
+	if err != nil {
+		return err
+	}
+	b := checkpoint.NewRowBuilder(snap.Mem, p.Schema())
+	defer b.Release()
+	for _, t := range staged {
+		b.Raw("pending")
+		b.Value("checkpoint_id").(*array.Int64Builder).Append(int64(t.ckpt))
+		b.Value("file").(*array.StringBuilder).Append(t.file)
+		b.Value("base").(*array.Int64Builder).Append(t.base)
+		b.Value("size").(*array.Int64Builder).Append(t.size)
+	}
+	b.Raw("committed")
+	b.Value("part_file").(*array.StringBuilder).Append(s.name)
+	b.Value("length").(*array.Int64Builder).Append(committed)
+	rec, err := b.NewRecord()
+	if err != nil {
+		p.Close()
+		return err
+	}
+	defer rec.Release()
+	if err := p.Write(rec); err != nil {
+		p.Close()
+		return err
+	}
+	return p.Close()
+}
+
+// Commit publishes the transactions of checkpoints up to id, in order.
+func (s *TxSink) Commit(id uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.staged) > 0 && s.staged[0].ckpt != 0 && s.staged[0].ckpt <= id {
+		if err := s.publish(s.staged[0]); err != nil {
+			return err
+		}
+		t := s.staged[0]
+		s.committed = t.base + t.size
+		s.staged = s.staged[1:]
+	}
+	return nil
+}
+
+// publish appends staged transaction t at its offset of the part file and
+// removes its staging file. Redoing it is harmless.
+func (s *TxSink) publish(t fileTxn) error {
+	stage := filepath.Join(filepath.Dir(s.name), t.file)
+	src, err := os.Open(stage)
+	if err != nil {
+		return fmt.Errorf("file sink %s: %w", s.name, err)
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(s.name, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("file sink %s: %w", s.name, err)
+	}
+	err = dst.Truncate(t.base)
+	if err == nil {
+		_, err = dst.Seek(t.base, io.SeekStart)
+	}
+	if err == nil {
+		var n int64
+		n, err = io.Copy(dst, src)
+		if err == nil && n != t.size {
+			err = fmt.Errorf("staging file %s has %d bytes, the checkpoint says %d", stage, n, t.size)
+		}
+	}
+	if err == nil {
+		err = dst.Sync()
+	}
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("file sink %s: publishing %s: %w", s.name, t.file, err)
+	}
+	if err := os.Remove(stage); err != nil {
+		return fmt.Errorf("file sink %s: %w", s.name, err)
+	}
+	return nil
+}
+
+// RestoreState finishes what the restored checkpoint pre-committed and
+// rolls the part file back to it (see TxSink).
+func (s *TxSink) RestoreState(r *engine.Restore) error {
+	if !s.tx {
+		return fmt.Errorf("file sink %s: restore without transactions", s.name)
+	}
+	var txns []fileTxn
+	length := int64(0)
+	for _, part := range r.Parts {
+		for _, rec := range part.Records {
+			slot := rec.Column(0).(*array.String)
+			for i := 0; i < int(rec.NumRows()); i++ {
+				switch slot.Value(i) {
+				case "pending":
+					id, _ := checkpoint.Column(rec, "checkpoint_id").(*array.Int64)
+					file, _ := checkpoint.Column(rec, "file").(*array.String)
+					base, _ := checkpoint.Column(rec, "base").(*array.Int64)
+					size, _ := checkpoint.Column(rec, "size").(*array.Int64)
+					if id == nil || file == nil || base == nil || size == nil || strings.ContainsAny(file.Value(i), `/\`) {
+						return fmt.Errorf("%s: bad pending row %d", part.Path, i)
+					}
+					txns = append(txns, fileTxn{ckpt: uint64(id.Value(i)), file: file.Value(i), base: base.Value(i), size: size.Value(i)})
+				case "committed":
+					l, _ := checkpoint.Column(rec, "length").(*array.Int64)
+					if l == nil {
+						return fmt.Errorf("%s: bad committed row %d", part.Path, i)
+					}
+					length = max(length, l.Value(i))
+				}
+			}
+		}
+	}
+	sort.Slice(txns, func(i, j int) bool { return txns[i].base < txns[j].base })
+	fi, err := os.Stat(s.name)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("file sink %s: %w", s.name, err)
+	}
+	size := int64(0)
+	if fi != nil {
+		size = fi.Size()
+	}
+	for _, t := range txns {
+		stage := filepath.Join(filepath.Dir(s.name), t.file)
+		if _, err := os.Stat(stage); err == nil {
+			if err := s.publish(t); err != nil {
+				return err
+			}
+			size = t.base + t.size
+		} else if size < t.base+t.size {
+			return fmt.Errorf("file sink %s: checkpoint %d's transaction %s is neither staged nor in the part file (%d bytes, needs %d)", s.name, r.ID, t.file, size, t.base+t.size)
+		}
+		length = max(length, t.base+t.size)
+	}
+	if size < length {
+		return fmt.Errorf("file sink %s: has %d bytes, checkpoint %d committed %d (was the file changed?)", s.name, size, r.ID, length)
+	}
+	if err := os.Truncate(s.name, length); err != nil && !(length == 0 && errors.Is(err, fs.ErrNotExist)) {
+		return fmt.Errorf("file sink %s: %w", s.name, err)
+	}
+	if err := s.removeStaging(nil); err != nil {
+		return fmt.Errorf("file sink %s: %w", s.name, err)
+	}
+	s.started = true
+	s.committed, s.next = length, length
+	return nil
+}
+
+// Abort discards the open transaction.
+func (s *TxSink) Abort() error {
+	if s.cur == nil {
+		return nil
+	}
+	f := s.cur
+	s.cur = nil
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// Flush (without checkpoints) makes everything written durable.
+func (s *TxSink) Flush() error {
+	if s.tx {
+		return nil
+	}
+	if err := s.open(); err != nil {
+		return fmt.Errorf("file sink %s: %w", s.name, err)
+	}
+	return s.plain.Flush()
+}
+
+// Close closes the files; staged transactions stay for recovery.
+func (s *TxSink) Close() error {
+	if s.plain != nil {
+		return s.plain.Close()
+	}
+	if s.cur != nil {
+		s.w.Flush()
+		err := s.cur.Close()
+		s.cur = nil
+		return err
+	}
+	return nil
+}
