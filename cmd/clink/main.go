@@ -18,6 +18,12 @@ usage:
   clink explain [--format=text|json|binary] FILE.sql | -e "SQL"
   clink bench sensors [flags]       measure the sensor pipeline
   clink kafka serve|create-topic|produce|consume   dev broker and Kafka client tools
+  clink state-cat CHECKPOINT        print a checkpoint's manifest and state rows
+  clink state-export --format=parquet|arrow|iceberg --out DIR CHECKPOINT
+  clink state-diff A B              compare the state of two checkpoints
+  clink state-query CHECKPOINT --sql "SELECT ... FROM state"
+                                    (CHECKPOINT: a chk-<id> directory, or
+                                    --checkpoint-dir DIR [--id N])
   clink --version
 
 Run 'clink <command> -h' for a command's flags.
@@ -47,6 +53,14 @@ func run(args []string) int {
 		return cmdBench(args[1:])
 	case "kafka":
 		return cmdKafka(args[1:])
+	case "state-cat":
+		return cmdStateCat(args[1:])
+	case "state-export":
+		return cmdStateExport(args[1:])
+	case "state-diff":
+		return cmdStateDiff(args[1:])
+	case "state-query":
+		return cmdStateQuery(args[1:])
 	}
 	fmt.Fprintf(os.Stderr, "clink: unknown command %q\n\n%s", args[0], usage)
 	return 2

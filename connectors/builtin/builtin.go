@@ -4,6 +4,7 @@ package builtin
 import (
 	"github.com/clink-dev/clink/connectors"
 	"github.com/clink-dev/clink/connectors/blackhole"
+	"github.com/clink-dev/clink/connectors/checkpoint"
 	"github.com/clink-dev/clink/connectors/file"
 	"github.com/clink-dev/clink/connectors/kafka"
 	"github.com/clink-dev/clink/connectors/print"
@@ -19,6 +20,7 @@ func Registry() *connectors.Registry {
 // Register adds the built-in connectors to r.
 func Register(r *connectors.Registry) {
 	r.Register(blackhole.Connector{})
+	r.Register(checkpoint.Connector{})
 	r.Register(file.Connector{})
 	r.Register(kafka.Connector{})
 	r.Register(print.Connector{})
