@@ -28,33 +28,57 @@ const deliveryTimeout = 2 * time.Minute
 // NewSink checks the options, reaches the brokers and checks that the topic
 // exists, so a wrong address or name fails before the job starts.
 //
-// Guarantee: at-least-once. Records go out with acks=all through the
+// Guarantee: at-least-once by default ('delivery_guarantee' =
+// 'at_least_once' or 'none'). Records go out with acks=all through the
 // idempotent producer (no duplicates from retries); Flush waits for every
-// acknowledgement. A restarted job may write rows again; exactly-once
-// (transactions committed on checkpoints) comes with checkpoints.
+// acknowledgement. A restarted job may write rows again. With
+// 'exactly_once' the sink is a TxSink: one Kafka transaction per
+// checkpoint.
 func (Connector) NewSink(t *connectors.Table) (engine.Sink, error) {
-	s, err := newSink(t)
+	var s engine.Sink
+	var err error
+	if t.Options["delivery_guarantee"] == "exactly_once" {
+		s, err = newTxSink(t)
+	} else {
+		s, err = newSink(t)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("kafka sink '%s': %w", t.Name, err)
 	}
 	return s, nil
 }
 
+// keyColumn is the index of key_column in the table, -1 without one.
+func keyColumn(t *connectors.Table) (int, error) {
+	k := t.Options["key_column"]
+	if k == "" {
+		return -1, nil
+	}
+	col := -1
+	for i, f := range t.Schema.Fields() {
+		if f.Name == k || (col < 0 && strings.EqualFold(f.Name, k)) {
+			col = i
+		}
+	}
+	if col < 0 {
+		return -1, &connectors.OptionError{Key: "key_column", Msg: fmt.Sprintf("key_column '%s' is not a column of %s", k, t.Name)}
+	}
+	return col, nil
+}
+
 func newSink(t *connectors.Table) (*Sink, error) {
+	for _, k := range []string{"transactional_id_prefix", "transaction_timeout_ms"} {
+		if t.Options[k] != "" && t.Options[k] != optionDefault(k) {
+			return nil, &connectors.OptionError{Key: k, Msg: fmt.Sprintf("option '%s' needs delivery_guarantee 'exactly_once'", k)}
+		}
+	}
 	cc, err := clientConfig(t.Options)
 	if err != nil {
 		return nil, err
 	}
-	s := &Sink{name: t.Name, topic: t.Options["topic"], keyCol: -1}
-	if k := t.Options["key_column"]; k != "" {
-		for i, f := range t.Schema.Fields() {
-			if f.Name == k || (s.keyCol < 0 && strings.EqualFold(f.Name, k)) {
-				s.keyCol = i
-			}
-		}
-		if s.keyCol < 0 {
-			return nil, &connectors.OptionError{Key: "key_column", Msg: fmt.Sprintf("key_column '%s' is not a column of %s", k, t.Name)}
-		}
+	s := &Sink{name: t.Name, topic: t.Options["topic"]}
+	if s.keyCol, err = keyColumn(t); err != nil {
+		return nil, err
 	}
 	s.cl, err = cc.newClient(
 		kgo.RequiredAcks(kgo.AllISRAcks()),
@@ -120,6 +144,18 @@ func (s *Sink) Write(b *vector.Batch) error {
 	if err := s.firstErr(); err != nil {
 		return err
 	}
+	recs := records(b, s.topic, s.keyCol)
+	for k := range recs {
+		s.cl.Produce(context.Background(), &recs[k], s.promise)
+	}
+	return nil
+}
+
+// records turns the batch's live rows into records for topic: the row as a
+// JSON object is the value, keyCol's value (if keyCol >= 0) the key. The
+// records share one value buffer and one key buffer, which the producer
+// owns until they are acknowledged.
+func records(b *vector.Batch, topic string, keyCol int) []kgo.Record {
 	n := b.Len()
 	if n == 0 {
 		return nil
@@ -128,8 +164,8 @@ func (s *Sink) Write(b *vector.Batch) error {
 	recs := make([]kgo.Record, n)
 	var keys []byte
 	var keyEnds []int
-	if s.keyCol >= 0 {
-		col := b.Rec.Column(s.keyCol)
+	if keyCol >= 0 {
+		col := b.Rec.Column(keyCol)
 		keyEnds = make([]int, n)
 		keys = make([]byte, 0, 16*n) // non-nil: an empty string is a key, NULL is none
 		k := 0
@@ -147,16 +183,15 @@ func (s *Sink) Write(b *vector.Batch) error {
 	for k := range recs {
 		end := start + bytes.IndexByte(vals[start:], '\n')
 		r := &recs[k]
-		r.Topic = s.topic
+		r.Topic = topic
 		r.Value = vals[start:end:end]
 		start = end + 1
 		if keyEnds != nil && keyEnds[k] >= 0 {
 			r.Key = keys[kstart:keyEnds[k]:keyEnds[k]]
 			kstart = keyEnds[k]
 		}
-		s.cl.Produce(context.Background(), r, s.promise)
 	}
-	return nil
+	return recs
 }
 
 // each calls fn for every live row of b, in order.

@@ -1,7 +1,8 @@
 // Package kafka is the Kafka connector (franz-go): an unbounded or bounded
 // JSON source with per-partition watermarks and offsets kept in the source,
-// a JSON sink with the idempotent producer, and the embedded development
-// broker (kfake) behind `clink kafka serve`.
+// a JSON sink with the idempotent producer or, exactly once, transactions
+// committed with checkpoints (TxSink), and the embedded development broker
+// (kfake) behind `clink kafka serve`.
 package kafka
 
 import (
@@ -50,12 +51,24 @@ var sourceOptions = []connectors.Option{
 // sinkOptions are read by the sink only.
 var sinkOptions = []connectors.Option{
 	{Name: "key_column", Type: connectors.String, Description: "sink: the column whose value (as text; NULL gives no key) is the record key, so equal keys land in one partition (Kafka's murmur2 partitioner)", Example: "sensor_id"},
+	deliveryGuarantee,
+	{Name: "transactional_id_prefix", Aliases: []string{"sink.transactional-id-prefix"}, Type: connectors.String, Description: "sink, exactly_once: transactions are named <prefix>-<subtask>-<n>; unique per job writing to the cluster (default clink-<table name>)", Example: "clink-alerts-job"},
+	{Name: "transaction_timeout_ms", Aliases: []string{"properties.transaction.timeout.ms"}, Type: connectors.Int, Default: "900000", Description: "sink, exactly_once: how long the brokers keep a transaction open before aborting it; must exceed a checkpoint interval plus the time a failed job takes to restart, and be at most the brokers' transaction.max.timeout.ms (default 15 min)", Example: "3600000"},
 }
+
+// deliveryGuarantee is the shared option with the Kafka sink's default:
+// at-least-once, as Flink's Kafka SQL sink.
+var deliveryGuarantee = func() connectors.Option {
+	o := connectors.DeliveryGuaranteeOption
+	o.Default = "at_least_once"
+	o.Description = "sink: 'at_least_once' (and 'none'): the idempotent producer, a restarted job may write rows again; 'exactly_once': one Kafka transaction per checkpoint, committed when the checkpoint completes (needs checkpoints: clink run --checkpoint-dir)"
+	return o
+}()
 
 var spec = &connectors.Spec{
 	Name: "kafka",
 	Description: "JSON records in a Kafka topic (franz-go). As a source: Clink assigns partitions to subtasks itself (partition mod parallelism), keeps each partition's next offset in the source's state, and keeps one watermark per partition; unbounded unless scan_bounded = 'latest'. " +
-		"As a sink: one JSON object per record value, optional key_column, acks=all with the idempotent producer (at-least-once). Options marked source: or sink: apply to that role only. See docs/kafka.md.",
+		"As a sink: one JSON object per record value, optional key_column, acks=all with the idempotent producer (at-least-once), or with delivery_guarantee = 'exactly_once' one transaction per checkpoint. Options marked source: or sink: apply to that role only. See docs/kafka.md.",
 	Source: true,
 	Sink:   true,
 	Options: join(
@@ -64,6 +77,16 @@ var spec = &connectors.Spec{
 			{Name: "format", Type: connectors.Enum, Values: []string{"json"}, Default: "json", Description: "record value format", Example: "json"},
 		},
 		clientOptions, sourceOptions, sinkOptions),
+}
+
+// optionDefault is an option's default value ("" without one).
+func optionDefault(name string) string {
+	for _, o := range spec.Options {
+		if o.Name == name {
+			return o.Default
+		}
+	}
+	return ""
 }
 
 func join(lists ...[]connectors.Option) []connectors.Option {

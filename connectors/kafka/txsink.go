@@ -1,0 +1,632 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
+
+	"github.com/clink-dev/clink/checkpoint"
+	"github.com/clink-dev/clink/connectors"
+	"github.com/clink-dev/clink/engine"
+	"github.com/clink-dev/clink/vector"
+)
+
+// TxSink is the Kafka sink's exactly-once mode (delivery_guarantee =
+// 'exactly_once'), Flink's design. The rows between two checkpoint barriers
+// go into one Kafka transaction with its own producer client and its own
+// transactional id, <prefix>-<subtask>-<seq>, seq growing by one per
+// transaction. PreCommit flushes the open transaction (every record is
+// acknowledged, so durable) and keeps it open; SnapshotState lists it, with
+// its producer id and epoch, under the checkpoint; Commit ends it with a
+// commit once that checkpoint is complete. A read_committed consumer sees a
+// checkpoint's rows then, and never the rows of an aborted transaction.
+//
+// RestoreState commits every transaction the restored checkpoint lists,
+// from the recorded producer id and epoch (an EndTxn request of its own:
+// the client that opened the transaction died with the job), then aborts
+// the transactions the failed run opened after the checkpoint: it bumps the
+// epoch of <prefix>-<subtask>-<seq> for seq from the checkpoint's next_seq
+// upward (InitProducerID aborts an open transaction) and stops at the first
+// id the coordinator has never seen (epoch 0). A fresh start aborts from
+// seq 1 the same way and begins after the ids earlier runs used.
+//
+// Without checkpoints (no StartTransactions) it refuses rows.
+type TxSink struct {
+	name    string
+	topic   string
+	cc      *ClientConfig
+	admin   *kgo.Client // metadata and recovery requests
+	keyCol  int
+	prefix  string
+	subtask int
+	timeout time.Duration // transaction_timeout_ms
+	warn    io.Writer
+
+	tx    bool  // StartTransactions was called
+	ready bool  // lingering transactions aborted, seq known
+	seq   int64 // the next transaction's sequence number
+	cur   *kafkaTxn
+
+	written   atomic.Int64 // rows acknowledged
+	committed atomic.Int64 // rows committed by this run
+	txns      atomic.Int64 // transactions committed by this run
+
+	commitMu sync.Mutex // one Commit at a time
+	mu       sync.Mutex
+	pending  []*kafkaTxn // pre-committed, in order; shared with Commit
+	err      error       // the first record that failed
+}
+
+// kafkaTxn is one transaction and the client that writes it.
+type kafkaTxn struct {
+	ckpt  uint64 // 0 until a snapshot assigns it
+	id    string
+	seq   int64
+	cl    *kgo.Client
+	pid   int64 // known after PreCommit
+	epoch int16
+	rows  int64
+}
+
+var (
+	_ engine.TwoPhaseSink  = (*TxSink)(nil)
+	_ engine.StatsReporter = (*TxSink)(nil)
+)
+
+func newTxSink(t *connectors.Table) (*TxSink, error) {
+	cc, err := clientConfig(t.Options)
+	if err != nil {
+		return nil, err
+	}
+	timeout := t.Options.Int("transaction_timeout_ms")
+	if timeout <= 0 || timeout > 1<<31-1 {
+		return nil, &connectors.OptionError{Key: "transaction_timeout_ms", Msg: fmt.Sprintf("option 'transaction_timeout_ms' must be positive and fit in 32 bits (it is %d)", timeout)}
+	}
+	s := &TxSink{name: t.Name, topic: t.Options["topic"], cc: cc, prefix: t.Options["transactional_id_prefix"],
+		subtask: t.Runtime.Subtask, timeout: time.Duration(timeout) * time.Millisecond, warn: t.Runtime.Stderr}
+	if s.prefix == "" {
+		s.prefix = "clink-" + t.Name
+	}
+	if s.warn == nil {
+		s.warn = os.Stderr
+	}
+	if s.keyCol, err = keyColumn(t); err != nil {
+		return nil, err
+	}
+	if s.admin, err = cc.newClient(); err != nil {
+		return nil, err
+	}
+	if _, err := cc.partitions(context.Background(), s.admin, s.topic); err != nil {
+		s.admin.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// txnID names transaction seq of a subtask.
+func txnID(prefix string, subtask int, seq int64) string {
+	return fmt.Sprintf("%s-%d-%d", prefix, subtask, seq)
+}
+
+func (s *TxSink) errorf(format string, args ...any) error {
+	return fmt.Errorf("kafka sink '%s': "+format, append([]any{s.name}, args...)...)
+}
+
+func (s *TxSink) needCheckpoints() error {
+	return s.errorf("delivery_guarantee 'exactly_once' needs checkpoints (clink run --checkpoint-dir)")
+}
+
+// Stats reports rows acknowledged (written, not yet visible to
+// read_committed consumers) and what this run committed.
+func (s *TxSink) Stats() map[string]int64 {
+	return map[string]int64{"rows_written": s.written.Load(), "rows_committed": s.committed.Load(), "transactions_committed": s.txns.Load()}
+}
+
+func (s *TxSink) acked(r *kgo.Record, err error) {
+	if err == nil {
+		s.written.Add(1)
+		return
+	}
+	s.mu.Lock()
+	if s.err == nil {
+		s.err = s.errorf("topic %s partition %d: %w", r.Topic, r.Partition, err)
+	}
+	s.mu.Unlock()
+}
+
+func (s *TxSink) firstErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// StartTransactions switches to two-phase commit (checkpoints are on).
+func (s *TxSink) StartTransactions() error {
+	s.tx = true
+	return nil
+}
+
+// start readies a fresh job (one not restored): it aborts what earlier runs
+// with the same prefix left open and starts after the ids they used, so
+// that a later restore's probe meets only this job's ids.
+func (s *TxSink) start() error {
+	if s.ready {
+		return nil
+	}
+	rc, done, err := s.recoveryClient()
+	if err != nil {
+		return s.errorf("%w", err)
+	}
+	defer done()
+	next, err := s.abortLingering(rc, s.prefix, s.subtask, 1)
+	if err != nil {
+		return s.errorf("%w", err)
+	}
+	s.seq, s.ready = next, true
+	return nil
+}
+
+// Write produces the batch's live rows into the open transaction, opening
+// one (a new client and transactional id) after each PreCommit.
+func (s *TxSink) Write(b *vector.Batch) error {
+	defer b.Release()
+	if !s.tx {
+		return s.needCheckpoints()
+	}
+	if err := s.firstErr(); err != nil {
+		return err
+	}
+	recs := records(b, s.topic, s.keyCol)
+	if len(recs) == 0 {
+		return nil
+	}
+	if s.cur == nil {
+		if err := s.begin(); err != nil {
+			return err
+		}
+	}
+	for k := range recs {
+		s.cur.cl.Produce(context.Background(), &recs[k], s.acked)
+	}
+	s.cur.rows += int64(len(recs))
+	return nil
+}
+
+// begin opens the next transaction.
+func (s *TxSink) begin() error {
+	if err := s.start(); err != nil {
+		return err
+	}
+	id := txnID(s.prefix, s.subtask, s.seq)
+	cl, err := s.cc.newClient(
+		kgo.TransactionalID(id),
+		kgo.TransactionTimeout(s.timeout),
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.RecordDeliveryTimeout(deliveryTimeout),
+		kgo.DefaultProduceTopic(s.topic),
+	)
+	if err != nil {
+		return s.errorf("transaction %s: %w", id, err)
+	}
+	if err := cl.BeginTransaction(); err != nil {
+		cl.Close()
+		return s.errorf("transaction %s: %w", id, err)
+	}
+	s.cur = &kafkaTxn{id: id, seq: s.seq, cl: cl}
+	s.seq++
+	return nil
+}
+
+// PreCommit waits until every record of the open transaction is
+// acknowledged and keeps the transaction open (pending) for Commit.
+func (s *TxSink) PreCommit() error {
+	if !s.tx {
+		return s.needCheckpoints()
+	}
+	t := s.cur
+	if t == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), deliveryTimeout)
+	defer cancel()
+	err := t.cl.Flush(ctx)
+	if err == nil {
+		err = s.firstErr()
+	}
+	if err == nil {
+		t.pid, t.epoch, err = t.cl.ProducerID(ctx)
+	}
+	if err != nil {
+		return s.errorf("transaction %s: %w", t.id, err)
+	}
+	s.cur = nil
+	s.mu.Lock()
+	s.pending = append(s.pending, t)
+	s.mu.Unlock()
+	return nil
+}
+
+// txSlots are the sink's state: a row per pending transaction and one with
+// where the subtask's next transaction id starts.
+var txSlots = []checkpoint.Slot{
+	{Name: "pending", Raw: true, Values: []arrow.Field{
+		{Name: "checkpoint_id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "transactional_id", Type: arrow.BinaryTypes.String},
+		{Name: "producer_id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "producer_epoch", Type: arrow.PrimitiveTypes.Int16},
+	}},
+	{Name: "next", Raw: true, Values: []arrow.Field{
+		{Name: "subtask", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "transactional_id_prefix", Type: arrow.BinaryTypes.String},
+		{Name: "next_seq", Type: arrow.PrimitiveTypes.Int64},
+	}},
+}
+
+// SnapshotState assigns the pre-committed transactions to this checkpoint
+// and records every one not yet committed, and the next sequence number.
+func (s *TxSink) SnapshotState(snap *engine.Snapshot) error {
+	if !s.tx {
+		return nil
+	}
+	if err := s.start(); err != nil {
+		return err
+	}
+	next := s.seq
+	if s.cur != nil { // not pre-committed: a restore must abort it
+		next = s.cur.seq
+	}
+	s.mu.Lock()
+	for _, t := range s.pending {
+		if t.ckpt == 0 {
+			t.ckpt = snap.ID
+		}
+	}
+	pending := make([]kafkaTxn, len(s.pending))
+	for i, t := range s.pending {
+		pending[i] = *t
+	}
+	s.mu.Unlock()
+	p, err := snap.Open(txSlots)
+	if err != nil {
+		return err
+	}
+	b := checkpoint.NewRowBuilder(snap.Mem, p.Schema())
+	defer b.Release()
+	for _, t := range pending {
+		b.Raw("pending")
+		b.Value("checkpoint_id").(*array.Int64Builder).Append(int64(t.ckpt))
+		b.Value("transactional_id").(*array.StringBuilder).Append(t.id)
+		b.Value("producer_id").(*array.Int64Builder).Append(t.pid)
+		b.Value("producer_epoch").(*array.Int16Builder).Append(t.epoch)
+	}
+	b.Raw("next")
+	b.Value("subtask").(*array.Int64Builder).Append(int64(s.subtask))
+	b.Value("transactional_id_prefix").(*array.StringBuilder).Append(s.prefix)
+	b.Value("next_seq").(*array.Int64Builder).Append(next)
+	rec, err := b.NewRecord()
+	if err != nil {
+		p.Close()
+		return err
+	}
+	defer rec.Release()
+	if err := p.Write(rec); err != nil {
+		p.Close()
+		return err
+	}
+	return p.Close()
+}
+
+// Commit commits the transactions of checkpoints up to id, in order, and
+// closes their clients.
+func (s *TxSink) Commit(id uint64) error {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	s.mu.Lock()
+	var due []*kafkaTxn
+	for _, t := range s.pending {
+		if t.ckpt == 0 || t.ckpt > id {
+			break
+		}
+		due = append(due, t)
+	}
+	s.mu.Unlock()
+	for _, t := range due {
+		ctx, cancel := context.WithTimeout(context.Background(), deliveryTimeout)
+		err := t.cl.EndTransaction(ctx, kgo.TryCommit)
+		cancel()
+		if err != nil {
+			return s.errorf("committing transaction %s of checkpoint %d: %w", t.id, t.ckpt, err)
+		}
+		t.cl.Close()
+		s.mu.Lock()
+		s.pending = s.pending[1:] // only Commit removes, from the front
+		s.mu.Unlock()
+		s.committed.Add(t.rows)
+		s.txns.Add(1)
+	}
+	return nil
+}
+
+// pendingTxn is a transaction a checkpoint lists.
+type pendingTxn struct {
+	ckpt  uint64
+	id    string
+	pid   int64
+	epoch int16
+}
+
+// lineage is where one subtask's transaction ids continued after a
+// checkpoint.
+type lineage struct {
+	subtask int
+	prefix  string
+	next    int64
+}
+
+// RestoreState commits the transactions the checkpoint lists and aborts the
+// ones the failed run opened after it (see TxSink). It takes the parts of
+// the subtasks this subtask owns (subtask mod parallelism).
+func (s *TxSink) RestoreState(r *engine.Restore) error {
+	if !s.tx {
+		return s.errorf("restore without transactions")
+	}
+	par := max(r.Parallelism, 1)
+	var txns []pendingTxn
+	var lines []lineage
+	for _, part := range r.Parts {
+		var pt []pendingTxn
+		var ln *lineage
+		for _, rec := range part.Records {
+			slot, _ := rec.Column(0).(*array.String)
+			if slot == nil {
+				return s.errorf("%s: no slot column", part.Path)
+			}
+			for i := 0; i < int(rec.NumRows()); i++ {
+				switch slot.Value(i) {
+				case "pending":
+					ck, _ := checkpoint.Column(rec, "checkpoint_id").(*array.Int64)
+					id, _ := checkpoint.Column(rec, "transactional_id").(*array.String)
+					pid, _ := checkpoint.Column(rec, "producer_id").(*array.Int64)
+					ep, _ := checkpoint.Column(rec, "producer_epoch").(*array.Int16)
+					if ck == nil || id == nil || pid == nil || ep == nil || id.Value(i) == "" {
+						return s.errorf("%s: bad pending row %d", part.Path, i)
+					}
+					pt = append(pt, pendingTxn{ckpt: uint64(ck.Value(i)), id: id.Value(i), pid: pid.Value(i), epoch: ep.Value(i)})
+				case "next":
+					sub, _ := checkpoint.Column(rec, "subtask").(*array.Int64)
+					prefix, _ := checkpoint.Column(rec, "transactional_id_prefix").(*array.String)
+					next, _ := checkpoint.Column(rec, "next_seq").(*array.Int64)
+					if sub == nil || prefix == nil || next == nil || ln != nil {
+						return s.errorf("%s: bad next row %d", part.Path, i)
+					}
+					ln = &lineage{subtask: int(sub.Value(i)), prefix: prefix.Value(i), next: next.Value(i)}
+				}
+			}
+		}
+		if ln == nil {
+			return s.errorf("%s: no next row", part.Path)
+		}
+		if ln.subtask%par == r.Subtask {
+			txns = append(txns, pt...)
+			lines = append(lines, *ln)
+		}
+	}
+	rc, done, err := s.recoveryClient()
+	if err != nil {
+		return s.errorf("%w", err)
+	}
+	defer done()
+	for _, t := range txns {
+		if err := s.commitRecovered(rc, t); err != nil {
+			return s.errorf("restoring checkpoint %d: %w", r.ID, err)
+		}
+	}
+	own := false
+	for _, l := range lines {
+		if _, err := s.abortLingering(rc, l.prefix, l.subtask, l.next); err != nil {
+			return s.errorf("restoring checkpoint %d: %w", r.ID, err)
+		}
+		if l.prefix == s.prefix && l.subtask == s.subtask {
+			s.seq, own = l.next, true
+		}
+	}
+	if !own { // a new subtask or prefix: as a fresh start
+		next, err := s.abortLingering(rc, s.prefix, s.subtask, 1)
+		if err != nil {
+			return s.errorf("%w", err)
+		}
+		s.seq = next
+	}
+	s.ready = true
+	return nil
+}
+
+// recoveryClient is a client for EndTxn and InitProducerID requests of our
+// own. It sends EndTxn at the version the transactions' clients used:
+// franz-go uses KIP-890's v5 (which bumps the epoch at each commit) only
+// when the cluster has finalized transaction.version 2, and v4 otherwise.
+func (s *TxSink) recoveryClient() (*kgo.Client, func(), error) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cc.timeout())
+	defer cancel()
+	resp, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, s.admin)
+	if err == nil {
+		err = kerr.ErrorForCode(resp.ErrorCode)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w %s: %v", ErrUnreachable, s.cc, err)
+	}
+	for _, f := range resp.FinalizedFeatures {
+		if f.Name == "transaction.version" && f.MaxVersionLevel >= 2 {
+			return s.admin, func() {}, nil
+		}
+	}
+	v := kversion.Stable()
+	v.SetMaxKeyVersion(int16(kmsg.EndTxn), 4)
+	cl, err := s.cc.newClient(kgo.MaxVersions(v))
+	if err != nil {
+		return nil, nil, err
+	}
+	return cl, cl.Close, nil
+}
+
+// retry runs a coordinator request until it answers something other than
+// a retriable error (CONCURRENT_TRANSACTIONS while the coordinator
+// completes a commit or abort, COORDINATOR_LOAD_IN_PROGRESS, ...), for up
+// to deliveryTimeout.
+func retry(do func(ctx context.Context) (int16, error)) error {
+	ctx, cancel := context.WithTimeout(context.Background(), deliveryTimeout)
+	defer cancel()
+	backoff := 20 * time.Millisecond
+	for {
+		code, err := do(ctx)
+		if err != nil {
+			return err
+		}
+		err = kerr.ErrorForCode(code)
+		if err == nil || !(errors.Is(err, kerr.ConcurrentTransactions) || kerr.IsRetriable(err)) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (still after %s)", err, deliveryTimeout)
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+// commitRecovered commits a listed transaction without its client. The
+// coordinator's answers:
+//
+//   - none: committed now, or it had been (the same epoch, or with KIP-890
+//     the epoch the commit bumped it to: a retry);
+//   - PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before Kafka 2.7) or
+//     INVALID_PRODUCER_ID_MAPPING: the transactional id has moved on since
+//     (a newer epoch, or it expired), so the transaction ended long ago;
+//     it counts as done, with a warning, since a transaction the brokers
+//     aborted at its timeout answers this way on Kafka before 4.0;
+//   - INVALID_TXN_STATE: the coordinator says it was aborted: its rows are
+//     lost, an error.
+func (s *TxSink) commitRecovered(cl *kgo.Client, t pendingTxn) error {
+	req := kmsg.NewPtrEndTxnRequest()
+	req.TransactionalID = t.id
+	req.ProducerID = t.pid
+	req.ProducerEpoch = t.epoch
+	req.Commit = true
+	err := retry(func(ctx context.Context) (int16, error) {
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			return 0, err
+		}
+		return resp.ErrorCode, nil
+	})
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, kerr.ProducerFenced), errors.Is(err, kerr.InvalidProducerEpoch), errors.Is(err, kerr.InvalidProducerIDMapping):
+		fmt.Fprintf(s.warn, "clink: kafka sink '%s': transaction %s of checkpoint %d was ended before (%v); counted as committed. If the brokers aborted it at its timeout instead, its rows are lost: transaction_timeout_ms (%d) must exceed the time a failed job takes to restart\n",
+			s.name, t.id, t.ckpt, err, s.timeout.Milliseconds())
+		return nil
+	case errors.Is(err, kerr.InvalidTxnState):
+		return fmt.Errorf("transaction %s of checkpoint %d was aborted, its rows are lost (did it outlive transaction_timeout_ms = %d?): %w", t.id, t.ckpt, s.timeout.Milliseconds(), err)
+	}
+	return fmt.Errorf("committing transaction %s of checkpoint %d: %w", t.id, t.ckpt, err)
+}
+
+// abortLingering aborts the transactions of ids <prefix>-<subtask>-<seq>
+// from seq = from upward: InitProducerID bumps an id's epoch, which aborts
+// its open transaction and fences its client. It stops at the first id the
+// coordinator has never seen (it answers epoch 0; the ids of one run are
+// consecutive, so none beyond was used after it) and returns its seq.
+// An id forgotten by the coordinator (transactional.id.expiration.ms,
+// 7 days idle) also answers 0, but it had no open transaction then, and any
+// transaction older than transaction_timeout_ms is aborted by the brokers
+// anyway.
+func (s *TxSink) abortLingering(cl *kgo.Client, prefix string, subtask int, from int64) (int64, error) {
+	for seq := from; ; seq++ {
+		id := txnID(prefix, subtask, seq)
+		req := kmsg.NewPtrInitProducerIDRequest()
+		req.TransactionalID = &id
+		req.TransactionTimeoutMillis = int32(s.timeout.Milliseconds())
+		var epoch int16
+		err := retry(func(ctx context.Context) (int16, error) {
+			resp, err := req.RequestWith(ctx, cl)
+			if err != nil {
+				return 0, err
+			}
+			epoch = resp.ProducerEpoch
+			return resp.ErrorCode, nil
+		})
+		if errors.Is(err, kerr.InvalidTransactionTimeout) {
+			return 0, &connectors.OptionError{Key: "transaction_timeout_ms", Msg: fmt.Sprintf("kafka sink '%s': transaction_timeout_ms = %d is more than the brokers allow (transaction.max.timeout.ms)", s.name, s.timeout.Milliseconds())}
+		}
+		if err != nil {
+			return 0, fmt.Errorf("aborting lingering transaction %s: %w", id, err)
+		}
+		if epoch == 0 {
+			return seq, nil
+		}
+	}
+}
+
+// Abort aborts the open transaction; pending ones stay for recovery (a
+// checkpoint that lists them may be complete).
+func (s *TxSink) Abort() error {
+	t := s.cur
+	if t == nil {
+		return nil
+	}
+	s.cur = nil
+	defer t.cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), s.cc.timeout())
+	defer cancel()
+	err := t.cl.AbortBufferedRecords(ctx)
+	if err == nil {
+		err = t.cl.EndTransaction(ctx, kgo.TryAbort)
+	}
+	if err != nil {
+		return s.errorf("aborting transaction %s: %w", t.id, err)
+	}
+	return nil
+}
+
+// Flush is for runs without checkpoints, which this sink refuses.
+func (s *TxSink) Flush() error {
+	if !s.tx {
+		return s.needCheckpoints()
+	}
+	return nil
+}
+
+// Close closes the clients. Closing does not end a transaction: the open
+// one (if Abort was not called) and the pending ones stay for recovery or
+// the brokers' timeout.
+func (s *TxSink) Close() error {
+	if s.cur != nil {
+		s.cur.cl.Close()
+		s.cur = nil
+	}
+	s.mu.Lock()
+	for _, t := range s.pending {
+		t.cl.Close()
+	}
+	s.pending = nil
+	s.mu.Unlock()
+	if s.admin != nil {
+		s.admin.Close()
+		s.admin = nil
+	}
+	return nil
+}
