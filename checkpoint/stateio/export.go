@@ -31,9 +31,6 @@ const (
 	// (<operator>-<subtask>.arrow), for readers without IPC body
 	// compression.
 	Arrow Format = "arrow"
-	// Iceberg appends the rows of each operator to the Iceberg table
-	// clink.<operator> of a SQL catalog, one snapshot per export.
-	Iceberg Format = "iceberg"
 )
 
 // ExportOptions configure Export.
@@ -43,22 +40,19 @@ type ExportOptions struct {
 	// Dir receives the files (created if needed). Existing files of the
 	// same names are replaced.
 	Dir string
-	// Catalog is the Iceberg catalog: "sqlite://PATH" or a PostgreSQL URL
-	// ("postgres://..."); "" is sqlite://<Dir>/catalog.db. The warehouse
-	// (data and metadata files) is <Dir>/warehouse.
-	Catalog string
 	// Mem allocates; nil is memory.DefaultAllocator.
 	Mem memory.Allocator
 }
 
 // Exported says what one part or table export wrote.
 type Exported struct {
-	Path string // a file, or for Iceberg the table's name
+	Path string // a file, or an Iceberg table's name
 	Rows int64
 }
 
-// Export writes the selected state of c in opts.Format and returns what it
-// wrote, in manifest order. A file is written under a temporary name and
+// Export writes the selected state of c in opts.Format, a file per part,
+// and returns what it wrote, in manifest order (package iceberg exports to
+// Iceberg tables). A file is written under a temporary name and
 // renamed when complete, so a failed export leaves no partial file.
 func Export(ctx context.Context, c *checkpoint.Checkpoint, opts ExportOptions) ([]Exported, error) {
 	if opts.Mem == nil {
@@ -70,27 +64,24 @@ func Export(ctx context.Context, c *checkpoint.Checkpoint, opts ExportOptions) (
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
-	switch opts.Format {
-	case Parquet, Arrow:
-		var out []Exported
-		err := Each(c, opts.Selection, func(p *checkpoint.Part) error {
-			recs, err := selectRows(opts.Mem, p, opts.Slot)
-			if err != nil {
-				return err
-			}
-			defer release(recs)
-			e, err := writePart(opts, p, recs)
-			if err != nil {
-				return err
-			}
-			out = append(out, e)
-			return ctx.Err()
-		})
-		return out, err
-	case Iceberg:
-		return exportIceberg(ctx, c, opts)
+	if opts.Format != Parquet && opts.Format != Arrow {
+		return nil, fmt.Errorf("export: unknown format %q (parquet or arrow)", opts.Format)
 	}
-	return nil, fmt.Errorf("export: unknown format %q (parquet, arrow or iceberg)", opts.Format)
+	var out []Exported
+	err := Each(c, opts.Selection, func(p *checkpoint.Part) error {
+		recs, err := SelectRows(opts.Mem, p, opts.Slot)
+		if err != nil {
+			return err
+		}
+		defer release(recs)
+		e, err := writePart(opts, p, recs)
+		if err != nil {
+			return err
+		}
+		out = append(out, e)
+		return ctx.Err()
+	})
+	return out, err
 }
 
 func writePart(opts ExportOptions, p *checkpoint.Part, recs []arrow.RecordBatch) (Exported, error) {
@@ -171,9 +162,9 @@ func writeAtomic(path string, fill func(*os.File) error) error {
 	return err
 }
 
-// selectRows returns the part's records, with only the rows of slot when
+// SelectRows returns the part's records, with only the rows of slot when
 // slot is set. The caller releases them.
-func selectRows(mem memory.Allocator, p *checkpoint.Part, slot string) ([]arrow.RecordBatch, error) {
+func SelectRows(mem memory.Allocator, p *checkpoint.Part, slot string) ([]arrow.RecordBatch, error) {
 	var out []arrow.RecordBatch
 	for _, rec := range p.Records {
 		if slot == "" {

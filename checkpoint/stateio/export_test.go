@@ -196,3 +196,17 @@ func TestFilterSlotRuns(t *testing.T) {
 		t.Fatalf("got %v", got)
 	}
 }
+
+// sameFields compares two schemas without their metadata.
+func sameFields(a, b *arrow.Schema) bool {
+	if a.NumFields() != b.NumFields() {
+		return false
+	}
+	for i := range a.Fields() {
+		fa, fb := a.Field(i), b.Field(i)
+		if fa.Name != fb.Name || !arrow.TypeEqual(fa.Type, fb.Type) {
+			return false
+		}
+	}
+	return true
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/clink-dev/clink/checkpoint"
 	"github.com/clink-dev/clink/checkpoint/stateio"
+	"github.com/clink-dev/clink/checkpoint/stateio/iceberg"
 	"github.com/clink-dev/clink/connectors"
 	"github.com/clink-dev/clink/connectors/builtin"
 	ckconn "github.com/clink-dev/clink/connectors/checkpoint"
@@ -140,12 +141,13 @@ func cmdStateExport(args []string) int {
 		return 2
 	}
 	f := stateio.Format(*format)
+	ice := *format == "iceberg"
 	switch {
-	case f != stateio.Parquet && f != stateio.Arrow && f != stateio.Iceberg:
+	case f != stateio.Parquet && f != stateio.Arrow && !ice:
 		return fail("state-export", &usageError{fmt.Sprintf("--format must be parquet, arrow or iceberg, not %q", *format)})
 	case *out == "":
 		return fail("state-export", &usageError{"give the output directory: --out DIR"})
-	case *catalog != "" && f != stateio.Iceberg:
+	case *catalog != "" && !ice:
 		return fail("state-export", &usageError{"--iceberg-catalog is for --format iceberg"})
 	}
 	c, err := sf.open(pos)
@@ -154,26 +156,25 @@ func cmdStateExport(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	done, err := stateio.Export(ctx, c, stateio.ExportOptions{Selection: sf.selection(), Format: f, Dir: *out, Catalog: *catalog})
+	var done []stateio.Exported
+	what := "file"
+	if ice {
+		what = "table snapshot"
+		done, err = iceberg.Export(ctx, c, iceberg.Options{Selection: sf.selection(), Dir: *out, Catalog: *catalog})
+	} else {
+		done, err = stateio.Export(ctx, c, stateio.ExportOptions{Selection: sf.selection(), Format: f, Dir: *out})
+	}
 	for _, e := range done {
 		fmt.Printf("%s\t%d rows\n", e.Path, e.Rows)
 	}
 	if err != nil {
 		return fail("state-export", err)
 	}
-	fmt.Fprintf(os.Stderr, "clink state-export: checkpoint %d (%s): %d %s written\n", c.ID, c.Path, len(done), plural(len(done), f))
-	return 0
-}
-
-func plural(n int, f stateio.Format) string {
-	what := "file"
-	if f == stateio.Iceberg {
-		what = "table snapshot"
-	}
-	if n != 1 {
+	if len(done) != 1 {
 		what += "s"
 	}
-	return what
+	fmt.Fprintf(os.Stderr, "clink state-export: checkpoint %d (%s): %d %s written\n", c.ID, c.Path, len(done), what)
+	return 0
 }
 
 func cmdStateDiff(args []string) int {

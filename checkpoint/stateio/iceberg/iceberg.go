@@ -1,4 +1,9 @@
-package stateio
+// Package iceberg exports checkpoint state to Apache Iceberg tables: one
+// table clink.<operator> per operator in a SQL catalog (SQLite or
+// PostgreSQL), one append snapshot per export, the checkpoint named in the
+// snapshot summary. It is apart from stateio so that iceberg-go and its
+// SQL drivers are linked only where Iceberg is wanted.
+package iceberg
 
 import (
 	"context"
@@ -6,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,7 +21,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/iceberg-go"
+	ib "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	"github.com/apache/iceberg-go/table"
@@ -23,11 +29,25 @@ import (
 	_ "modernc.org/sqlite"                     // database/sql driver "sqlite", pure Go
 
 	"github.com/clink-dev/clink/checkpoint"
+	"github.com/clink-dev/clink/checkpoint/stateio"
 )
 
-// IcebergNamespace is the namespace of the tables Export writes:
+// Namespace is the namespace of the tables Export writes:
 // clink.<operator>.
-const IcebergNamespace = "clink"
+const Namespace = "clink"
+
+// Options configure Export.
+type Options struct {
+	stateio.Selection
+	// Dir holds the default catalog, Dir/catalog.db, and the warehouse
+	// (data and metadata files), Dir/warehouse.
+	Dir string
+	// Catalog is the SQL catalog: "sqlite://PATH" or a PostgreSQL URL
+	// ("postgres://USER:PASSWORD@HOST/DB"); "" is sqlite://<Dir>/catalog.db.
+	Catalog string
+	// Mem allocates; nil is memory.DefaultAllocator.
+	Mem memory.Allocator
+}
 
 // Snapshot summary properties of an Iceberg export: which checkpoint the
 // snapshot's rows come from.
@@ -38,25 +58,36 @@ const (
 	PropFingerprint  = "clink.fingerprint"
 )
 
-// exportIceberg appends each selected operator's rows to the table
+// Export appends each selected operator's rows to the table
 // clink.<operator> as one new snapshot, creating the table on first use
 // and widening its schema (union by name) when the operator's state gained
-// columns.
-func exportIceberg(ctx context.Context, c *checkpoint.Checkpoint, opts ExportOptions) ([]Exported, error) {
+// columns. Value types Iceberg lacks are converted: small and unsigned
+// integers widened (UBIGINT to DECIMAL(20, 0)), timestamps to
+// microseconds (a zoned one in UTC).
+func Export(ctx context.Context, c *checkpoint.Checkpoint, opts Options) ([]stateio.Exported, error) {
+	if opts.Mem == nil {
+		opts.Mem = memory.DefaultAllocator
+	}
+	if opts.Dir == "" {
+		return nil, fmt.Errorf("export iceberg: no output directory")
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("export iceberg: %w", err)
+	}
 	cat, err := openCatalog(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer cat.Close()
-	ns := table.Identifier{IcebergNamespace}
+	ns := table.Identifier{Namespace}
 	if ok, err := cat.CheckNamespaceExists(ctx, ns); err != nil {
 		return nil, fmt.Errorf("export iceberg: %w", err)
 	} else if !ok {
 		if err := cat.CreateNamespace(ctx, ns, nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
-			return nil, fmt.Errorf("export iceberg: namespace %s: %w", IcebergNamespace, err)
+			return nil, fmt.Errorf("export iceberg: namespace %s: %w", Namespace, err)
 		}
 	}
-	props := iceberg.Properties{
+	props := ib.Properties{
 		PropCheckpointID: strconv.FormatUint(c.ID, 10),
 		PropJob:          c.Manifest.Job,
 		PropCreated:      c.Manifest.Created.UTC().Format(time.RFC3339Nano),
@@ -65,7 +96,7 @@ func exportIceberg(ctx context.Context, c *checkpoint.Checkpoint, opts ExportOpt
 		props[PropFingerprint] = c.Manifest.Fingerprint
 	}
 
-	var out []Exported
+	var out []stateio.Exported
 	var op string
 	var first *checkpoint.Part // the operator's first part, for errors
 	var schema *arrow.Schema   // the operator's Iceberg-ready schema
@@ -77,12 +108,12 @@ func exportIceberg(ctx context.Context, c *checkpoint.Checkpoint, opts ExportOpt
 		defer func() { release(recs); recs = nil }()
 		n, err := appendTable(ctx, cat, op, schema, recs, props)
 		if err != nil {
-			return fmt.Errorf("export iceberg: table %s.%s: %w", IcebergNamespace, op, err)
+			return fmt.Errorf("export iceberg: table %s.%s: %w", Namespace, op, err)
 		}
-		out = append(out, Exported{Path: IcebergNamespace + "." + op, Rows: n})
+		out = append(out, stateio.Exported{Path: Namespace + "." + op, Rows: n})
 		return nil
 	}
-	err = Each(c, opts.Selection, func(p *checkpoint.Part) error {
+	err = stateio.Each(c, opts.Selection, func(p *checkpoint.Part) error {
 		if p.Operator != op {
 			if err := flush(); err != nil {
 				return err
@@ -96,7 +127,7 @@ func exportIceberg(ctx context.Context, c *checkpoint.Checkpoint, opts ExportOpt
 		} else if !sameFields(p.Schema, first.Schema) {
 			return fmt.Errorf("export iceberg: %s has other columns than %s; export the operator's parts as Parquet instead", p.Path, first.Path)
 		}
-		sel, err := selectRows(opts.Mem, p, opts.Slot)
+		sel, err := stateio.SelectRows(opts.Mem, p, opts.Slot)
 		if err != nil {
 			return err
 		}
@@ -120,7 +151,7 @@ func exportIceberg(ctx context.Context, c *checkpoint.Checkpoint, opts ExportOpt
 
 // openCatalog opens the SQL catalog named by opts.Catalog, its tables
 // created on first use, with the warehouse in <Dir>/warehouse.
-func openCatalog(ctx context.Context, opts ExportOptions) (*sqlcat.Catalog, error) {
+func openCatalog(ctx context.Context, opts Options) (*sqlcat.Catalog, error) {
 	uri := opts.Catalog
 	if uri == "" {
 		uri = "sqlite://" + filepath.Join(opts.Dir, "catalog.db")
@@ -152,7 +183,7 @@ func openCatalog(ctx context.Context, opts ExportOptions) (*sqlcat.Catalog, erro
 		db.Close()
 		return nil, fmt.Errorf("export iceberg: catalog %s: %w", uri, err)
 	}
-	cat, err := sqlcat.NewCatalog(IcebergNamespace, db, dialect, iceberg.Properties{
+	cat, err := sqlcat.NewCatalog(Namespace, db, dialect, ib.Properties{
 		"warehouse": (&url.URL{Scheme: "file", Path: warehouse}).String(),
 	})
 	if err != nil {
@@ -163,8 +194,8 @@ func openCatalog(ctx context.Context, opts ExportOptions) (*sqlcat.Catalog, erro
 }
 
 // appendTable commits recs to clink.<op> as one append snapshot.
-func appendTable(ctx context.Context, cat *sqlcat.Catalog, op string, schema *arrow.Schema, recs []arrow.RecordBatch, props iceberg.Properties) (int64, error) {
-	ident := table.Identifier{IcebergNamespace, op}
+func appendTable(ctx context.Context, cat *sqlcat.Catalog, op string, schema *arrow.Schema, recs []arrow.RecordBatch, props ib.Properties) (int64, error) {
+	ident := table.Identifier{Namespace, op}
 	want, err := table.ArrowSchemaToIcebergWithFreshIDs(schema, false)
 	if err != nil {
 		return 0, err
@@ -172,7 +203,7 @@ func appendTable(ctx context.Context, cat *sqlcat.Catalog, op string, schema *ar
 	tbl, err := cat.LoadTable(ctx, ident)
 	switch {
 	case errors.Is(err, catalog.ErrNoSuchTable):
-		tbl, err = cat.CreateTable(ctx, ident, want, catalog.WithProperties(iceberg.Properties{
+		tbl, err = cat.CreateTable(ctx, ident, want, catalog.WithProperties(ib.Properties{
 			"comment": "Clink operator state (docs/state-format.md); one snapshot per clink state-export",
 		}))
 		if err != nil {
@@ -217,7 +248,7 @@ func appendTable(ctx context.Context, cat *sqlcat.Catalog, op string, schema *ar
 }
 
 // containsAll reports whether every column of want is in have.
-func containsAll(have, want *iceberg.Schema) bool {
+func containsAll(have, want *ib.Schema) bool {
 	for _, f := range want.Fields() {
 		g, ok := have.FindFieldByName(f.Name)
 		if !ok || !g.Type.Equals(f.Type) {
@@ -342,4 +373,10 @@ func sameFields(a, b *arrow.Schema) bool {
 		}
 	}
 	return true
+}
+
+func release[T interface{ Release() }](xs []T) {
+	for _, x := range xs {
+		x.Release()
+	}
 }
