@@ -24,8 +24,8 @@ type SlotDiff struct {
 // Entry is a state entry: its identity and its values, both rendered.
 type Entry struct {
 	// ID is the key and window as Cat prints them ("[\"a\"] [0,60000)"),
-	// or for a <raw> row "<raw>" and its first value column when the slot
-	// has several ("<raw> partition=0").
+	// or for a <raw> row "<raw>" and what identifies it ("<raw> partition=0",
+	// "<raw> subtask=0").
 	ID string
 	// Values are the non-null value columns as name=value (without a raw
 	// row's identifying column); rows sharing an ID (a slot may keep
@@ -39,11 +39,13 @@ type Change struct {
 	Old, New string
 }
 
-// Diff compares the state of two checkpoints per operator and slot. A row
-// is identified by (operator, slot, key group, key, window) and, for a
-// <raw> row, by the value of its slot's first value column when the slot
-// declares several (e.g. partition); subtasks do not matter, so state
-// moved by a rescale is not a change. Slots appear in the result sorted by
+// Diff compares the state of two checkpoints per operator and slot. A
+// keyed row is identified by (operator, slot, key, window); subtasks do not
+// matter, so state moved by a rescale is not a change. A <raw> row is
+// identified by its slot's first value column when the slot declares
+// several (e.g. partition), except in a slot with at most one row per part
+// in both checkpoints (operator-wide state such as a watermark), whose
+// rows are identified by subtask. Slots appear in the result sorted by
 // operator and slot, also when nothing changed.
 func Diff(a, b *checkpoint.Checkpoint, sel Selection) ([]SlotDiff, error) {
 	ea, err := entries(a, sel)
@@ -68,7 +70,8 @@ func Diff(a, b *checkpoint.Checkpoint, sel Selection) ([]SlotDiff, error) {
 	var out []SlotDiff
 	for k := range keys {
 		d := SlotDiff{Operator: k[0], Slot: k[1]}
-		old, cur := ea[k], eb[k]
+		singleton := ea[k].maxPerPart() <= 1 && eb[k].maxPerPart() <= 1
+		old, cur := ea[k].ids(singleton), eb[k].ids(singleton)
 		for id, v := range cur {
 			if o, ok := old[id]; !ok {
 				d.Added = append(d.Added, Entry{id, join(v)})
@@ -101,10 +104,58 @@ func join(vals []string) string {
 	return strings.Join(vals, " | ")
 }
 
-// entries reads every selected row of c: per (operator, slot), identity
-// to the values of the rows with that identity.
-func entries(c *checkpoint.Checkpoint, sel Selection) (map[[2]string]map[string][]string, error) {
-	out := map[[2]string]map[string][]string{}
+// slotRows are the rows of one slot of one operator in one checkpoint.
+type slotRows struct {
+	keyed   map[string][]string // identity -> values of the rows with it
+	raw     []rawRow
+	perPart map[int]int // subtask -> number of raw rows
+}
+
+// rawRow is a <raw> row, rendered both ways it can be identified.
+type rawRow struct {
+	subtask     int
+	first, rest string // first value column and the others (name=value)
+	all         string // every value column
+}
+
+// ids maps each row to its identity. A raw slot whose parts hold at most
+// one row each, in both checkpoints, is operator-wide state per subtask (a
+// watermark, a sequence number): its rows are identified by subtask.
+// Other raw rows are identified by their first value column (a partition)
+// when the slot declares several.
+func (s *slotRows) ids(singleton bool) map[string][]string {
+	if s == nil {
+		return map[string][]string{}
+	}
+	out := s.keyed
+	for _, r := range s.raw {
+		switch {
+		case singleton:
+			id := "<raw> subtask=" + strconv.Itoa(r.subtask)
+			out[id] = append(out[id], r.all)
+		case r.first != "":
+			id := "<raw> " + r.first
+			out[id] = append(out[id], r.rest)
+		default:
+			out["<raw>"] = append(out["<raw>"], r.all)
+		}
+	}
+	return out
+}
+
+func (s *slotRows) maxPerPart() int {
+	m := 0
+	if s != nil {
+		for _, n := range s.perPart {
+			m = max(m, n)
+		}
+	}
+	return m
+}
+
+// entries reads every selected row of c, per (operator, slot).
+func entries(c *checkpoint.Checkpoint, sel Selection) (map[[2]string]*slotRows, error) {
+	out := map[[2]string]*slotRows{}
 	var buf []byte
 	err := each(c, sel, false, func(p *checkpoint.Part) error {
 		col := map[string]int{}
@@ -113,46 +164,49 @@ func entries(c *checkpoint.Checkpoint, sel Selection) (map[[2]string]map[string]
 		}
 		for _, s := range p.Slots { // a declared slot is listed also without rows
 			if k := [2]string{p.Operator, s.Name}; (sel.Slot == "" || sel.Slot == s.Name) && out[k] == nil {
-				out[k] = map[string][]string{}
+				out[k] = &slotRows{keyed: map[string][]string{}, perPart: map[int]int{}}
 			}
+		}
+		values := func(vals []arrow.Field, r row) string {
+			buf = buf[:0]
+			for _, v := range vals {
+				a := r.rec.Column(col[v.Name])
+				if a.IsNull(r.i) {
+					continue
+				}
+				if len(buf) > 0 {
+					buf = append(buf, ' ')
+				}
+				buf = appendNamed(buf, v.Name, a, r.i)
+			}
+			return string(buf)
 		}
 		for _, rec := range p.Records {
 			err := eachRow(rec, sel.Slot, func(r row) error {
 				slot := r.slot()
 				decl, _ := slotOf(p, slot)
-				m := out[[2]string{p.Operator, slot}]
-				buf = buf[:0]
-				vals := decl.Values
-				if key, ok := r.key(); ok {
-					buf = append(buf, key...)
-					if s, e, ok := r.window(); ok {
-						buf = append(buf, " ["...)
-						buf = strconv.AppendInt(buf, s, 10)
-						buf = append(buf, ',')
-						buf = strconv.AppendInt(buf, e, 10)
-						buf = append(buf, ')')
+				sr := out[[2]string{p.Operator, slot}]
+				key, keyed := r.key()
+				if !keyed {
+					rr := rawRow{subtask: p.Subtask, all: values(decl.Values, r)}
+					if len(decl.Values) > 1 {
+						rr.first = values(decl.Values[:1], r)
+						rr.rest = values(decl.Values[1:], r)
 					}
-				} else {
-					buf = append(buf, "<raw>"...)
-					if len(vals) > 1 {
-						buf = append(buf, ' ')
-						buf = appendNamed(buf, vals[0].Name, rec.Column(col[vals[0].Name]), r.i)
-						vals = vals[1:]
-					}
+					sr.raw = append(sr.raw, rr)
+					sr.perPart[p.Subtask]++
+					return nil
+				}
+				buf = append(buf[:0], key...)
+				if s, e, ok := r.window(); ok {
+					buf = append(buf, " ["...)
+					buf = strconv.AppendInt(buf, s, 10)
+					buf = append(buf, ',')
+					buf = strconv.AppendInt(buf, e, 10)
+					buf = append(buf, ')')
 				}
 				id := string(buf)
-				buf = buf[:0]
-				for _, v := range vals {
-					a := rec.Column(col[v.Name])
-					if a.IsNull(r.i) {
-						continue
-					}
-					if len(buf) > 0 {
-						buf = append(buf, ' ')
-					}
-					buf = appendNamed(buf, v.Name, a, r.i)
-				}
-				m[id] = append(m[id], string(buf))
+				sr.keyed[id] = append(sr.keyed[id], values(decl.Values, r))
 				return nil
 			})
 			if err != nil {

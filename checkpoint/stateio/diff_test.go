@@ -25,7 +25,7 @@ func TestDiff(t *testing.T) {
 	want := `source/source_offsets: +0 -0 ~1
   ~ <raw> partition=1  offset=977 -> offset=1000
 source/watermark: +0 -0 ~1
-  ~ <raw>  watermark=1772352057000 -> watermark=1772352057001
+  ~ <raw> subtask=0  watermark=1772352057000 -> watermark=1772352057001
 window_agg/tags: +0 -0 ~0
 window_agg/window_agg: +1 -1 ~1
   + ["sensor-03"] [0,60000)  sum_amount=0.01 cnt=1 last_seen="2026-03-01 08:00:00.000"

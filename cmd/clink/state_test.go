@@ -135,7 +135,7 @@ func TestStateTools(t *testing.T) {
 			`  + ["c"] [0,10000)  cnt=1 total=1.50`,
 			`  - ["b"] [0,10000)  cnt=1 total=1.50`,
 			`  ~ ["a"] [0,10000)  cnt=2 total=3.00 -> cnt=3 total=4.50`,
-			`  ~ <raw> partition=0  offset=10 -> offset=14`,
+			`  ~ <raw> subtask=0  partition=0 offset=10 -> partition=0 offset=14`,
 		} {
 			if !strings.Contains(out, want) {
 				t.Errorf("state-diff --verbose lacks %q:\n%s", want, out)
