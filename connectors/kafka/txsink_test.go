@@ -584,3 +584,43 @@ func TestTxSinkNeedsCheckpoints(t *testing.T) {
 		t.Errorf("records in out: %q", got)
 	}
 }
+
+// A restore with another transactional_id_prefix aborts what the old
+// prefix left open and starts the new prefix's ids from scratch.
+func TestTxSinkPrefixChange(t *testing.T) {
+	b := broker(t, "out:2")
+	addr := b.Addr()
+	mem := memory.NewGoAllocator()
+	store, err := checkpoint.NewStore(t.TempDir(), checkpoint.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := newTxSink(t, addr, "out", "transactional_id_prefix", "old")
+	t.Cleanup(func() { a.Close() })
+	write(t, a, mem, 0, 10)
+	if err := a.PreCommit(); err != nil {
+		t.Fatal(err)
+	}
+	snapshotTo(t, store, a, 1, true)
+	if err := a.Commit(1); err != nil {
+		t.Fatal(err)
+	}
+	write(t, a, mem, 100, 110) // open when the run dies
+	waitValues(t, addr, "out", 20)
+
+	s, _ := newTxSink(t, addr, "out", "sink.transactional-id-prefix", "new")
+	defer s.Close()
+	if err := restoreFrom(t, store, s, 1); err != nil {
+		t.Fatal(err)
+	}
+	write(t, s, mem, 10, 20)
+	if err := s.PreCommit(); err != nil {
+		t.Fatal(err)
+	}
+	snapshotTo(t, store, s, 2, true)
+	if err := s.Commit(2); err != nil {
+		t.Fatal(err)
+	}
+	sameRows(t, "read_committed", consumeValues(t, addr, "out", true), txRows(0, 20))
+	sameRows(t, "transactions", listTransactions(t, addr), []string{"new-0-1", "old-0-1", "old-0-2", "old-0-3"})
+}
