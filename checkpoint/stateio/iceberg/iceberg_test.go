@@ -3,6 +3,7 @@ package iceberg
 import (
 	"context"
 	"database/sql"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -197,4 +198,46 @@ func scan(t *testing.T, s *table.Scan) string {
 	}
 	slices.Sort(rows)
 	return strings.Join(rows, "|")
+}
+
+// TestPostgresCatalog runs against a PostgreSQL server when
+// CLINK_ICEBERG_POSTGRES names a database URL, e.g.
+// postgres://clink:clink@127.0.0.1:5432/icecat?sslmode=disable. It drops
+// the table clink.window_agg there first and last.
+func TestPostgresCatalog(t *testing.T) {
+	uri := os.Getenv("CLINK_ICEBERG_POSTGRES")
+	if uri == "" {
+		t.Skip("CLINK_ICEBERG_POSTGRES is not set")
+	}
+	ctx := context.Background()
+	dir, out := t.TempDir(), t.TempDir()
+	cat, err := openCatalog(ctx, Options{Dir: out, Catalog: uri})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	ident := table.Identifier{Namespace, "window_agg"}
+	drop := func() { cat.DropTable(ctx, ident) }
+	drop()
+	t.Cleanup(drop)
+	for id := uint64(1); id <= 2; id++ {
+		c := writeCheckpoint(t, dir, id, []string{"a"}, aggValues, nil)
+		got, err := Export(ctx, c, Options{Dir: out, Catalog: uri})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].Rows != 1 {
+			t.Fatalf("exported %v", got)
+		}
+	}
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := scan(t, tbl.Scan(table.WithSelectedFields("key", "sum_amount"))); got != `["a"] -7.05|["a"] -7.05` {
+		t.Errorf("rows %s", got)
+	}
+	if snaps := tbl.Metadata().Snapshots(); len(snaps) != 2 || snaps[1].Summary.Properties[PropCheckpointID] != "2" {
+		t.Errorf("snapshots %+v", snaps)
+	}
 }
