@@ -33,16 +33,18 @@ var errLimit = fmt.Errorf("limit reached")
 // with the columns slot, key_group, key, window_start, window_end,
 // operator, subtask and the non-null value columns, one per line.
 func Cat(w io.Writer, c *checkpoint.Checkpoint, opts CatOptions) error {
+	parts, err := opts.Parts(c)
+	if err != nil {
+		return err
+	}
 	bw := bufio.NewWriter(w)
 	defer bw.Flush()
 	if !opts.JSON {
-		if err := summary(bw, c, opts.Selection); err != nil {
-			return err
-		}
+		summary(bw, c, parts)
 	}
 	n := 0
 	var line []byte
-	err := Each(c, opts.Selection, func(p *checkpoint.Part) error {
+	err = Each(c, opts.Selection, func(p *checkpoint.Part) error {
 		// Table rows align within a part; parts are read one at a time.
 		var tw *tabwriter.Writer
 		if !opts.JSON {
@@ -87,7 +89,7 @@ func Cat(w io.Writer, c *checkpoint.Checkpoint, opts CatOptions) error {
 	return bw.Flush()
 }
 
-func summary(w io.Writer, c *checkpoint.Checkpoint, sel Selection) error {
+func summary(w io.Writer, c *checkpoint.Checkpoint, parts []checkpoint.PartInfo) {
 	m := c.Manifest
 	fmt.Fprintf(w, "checkpoint %d  %s\n", c.ID, c.Path)
 	fmt.Fprintf(w, "job %q  created %s  max_parallelism %d\n", m.Job, m.Created.UTC().Format(time.RFC3339Nano), m.MaxParallelism)
@@ -104,10 +106,6 @@ func summary(w io.Writer, c *checkpoint.Checkpoint, sel Selection) error {
 			fmt.Fprintf(w, "property %s = %s\n", k, m.Properties[k])
 		}
 	}
-	parts, err := sel.Parts(c)
-	if err != nil {
-		return err
-	}
 	var rows, bytes int64
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintf(tw, "part\trows\tbytes\n")
@@ -117,10 +115,7 @@ func summary(w io.Writer, c *checkpoint.Checkpoint, sel Selection) error {
 		bytes += p.Bytes
 	}
 	fmt.Fprintf(tw, "%d parts\t%d\t%d\n", len(parts), rows, bytes)
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	return nil
+	tw.Flush()
 }
 
 // tableRow renders one row for Cat's table, tab-separated.
