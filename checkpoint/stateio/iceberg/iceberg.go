@@ -49,6 +49,11 @@ type Options struct {
 	Mem memory.Allocator
 }
 
+// ColCheckpointID is the column Export adds to every row: the checkpoint
+// it comes from, so that one checkpoint's rows are a filter away
+// (WHERE clink_checkpoint_id = 42) although every export appends.
+const ColCheckpointID = "clink_checkpoint_id"
+
 // Snapshot summary properties of an Iceberg export: which checkpoint the
 // snapshot's rows come from.
 const (
@@ -132,7 +137,7 @@ func Export(ctx context.Context, c *checkpoint.Checkpoint, opts Options) ([]stat
 			return err
 		}
 		for _, r := range sel {
-			cr, err := castRecord(ctx, opts.Mem, r, schema)
+			cr, err := castRecord(ctx, opts.Mem, r, schema, c.ID)
 			r.Release()
 			if err != nil {
 				release(recs)
@@ -281,14 +286,18 @@ func padRecord(rec arrow.RecordBatch, target *arrow.Schema) arrow.RecordBatch {
 // microseconds, zoned ones in UTC. The fixed columns keep their types; the
 // schema metadata is dropped.
 func icebergSchema(s *arrow.Schema) (*arrow.Schema, error) {
-	fields := make([]arrow.Field, s.NumFields())
+	fields := make([]arrow.Field, s.NumFields(), s.NumFields()+1)
 	for i, f := range s.Fields() {
+		if strings.EqualFold(f.Name, ColCheckpointID) {
+			return nil, fmt.Errorf("column %q: the name is taken by the column Iceberg export adds", f.Name)
+		}
 		t, err := icebergType(f.Type)
 		if err != nil {
 			return nil, fmt.Errorf("column %q: %w", f.Name, err)
 		}
 		fields[i] = arrow.Field{Name: f.Name, Type: t, Nullable: f.Nullable}
 	}
+	fields = append(fields, arrow.Field{Name: ColCheckpointID, Type: arrow.PrimitiveTypes.Int64, Nullable: true})
 	return arrow.NewSchema(fields, nil), nil
 }
 
@@ -337,12 +346,13 @@ func icebergType(dt arrow.DataType) (arrow.DataType, error) {
 	return dt, nil
 }
 
-// castRecord converts rec to schema (same column names, Iceberg types).
-// Nanosecond timestamps lose their sub-microsecond digits.
-func castRecord(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, schema *arrow.Schema) (arrow.RecordBatch, error) {
+// castRecord converts rec to schema (same column names, Iceberg types,
+// then the checkpoint id). Nanosecond timestamps lose their
+// sub-microsecond digits.
+func castRecord(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, schema *arrow.Schema, id uint64) (arrow.RecordBatch, error) {
 	ctx = compute.WithAllocator(ctx, mem)
-	cols := make([]arrow.Array, rec.NumCols())
-	for i := range cols {
+	cols := make([]arrow.Array, rec.NumCols()+1)
+	for i := range cols[:rec.NumCols()] {
 		col, to := rec.Column(i), schema.Field(i).Type
 		if arrow.TypeEqual(col.DataType(), to) {
 			col.Retain()
@@ -356,6 +366,12 @@ func castRecord(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch
 		}
 		cols[i] = out
 	}
+	ids := array.NewInt64Builder(mem)
+	for i := 0; i < int(rec.NumRows()); i++ {
+		ids.Append(int64(id))
+	}
+	cols[len(cols)-1] = ids.NewArray()
+	ids.Release()
 	out := array.NewRecordBatch(schema, cols, rec.NumRows())
 	release(cols)
 	return out, nil

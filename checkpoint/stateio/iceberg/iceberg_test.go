@@ -139,8 +139,11 @@ func TestExport(t *testing.T) {
 	if got := scan(t, src.Scan(table.WithSnapshotID(snaps[0].SnapshotID), table.WithSelectedFields("slot", "partition", "offset"))); got != "source_offsets 0 1284|source_offsets 1 977" {
 		t.Errorf("snapshot of checkpoint 7: %s", got)
 	}
-	if got := scan(t, src.Scan(table.WithRowFilter(ib.EqualTo(ib.Reference("partition"), int32(0))), table.WithSelectedFields("offset"))); got != "1284|2000" {
+	if got := scan(t, src.Scan(table.WithRowFilter(ib.EqualTo(ib.Reference("partition"), int32(0))), table.WithSelectedFields("offset", ColCheckpointID))); got != "1284 7|2000 8" {
 		t.Errorf("offsets of partition 0: %s", got)
+	}
+	if got := scan(t, src.Scan(table.WithRowFilter(ib.EqualTo(ib.Reference(ColCheckpointID), int64(8))), table.WithSelectedFields("offset"))); got != "2000|977" {
+		t.Errorf("offsets of checkpoint 8: %s", got)
 	}
 
 	agg, err := cat.LoadTable(ctx, table.Identifier{"clink", "window_agg"})
