@@ -52,8 +52,8 @@ var sourceOptions = []connectors.Option{
 var sinkOptions = []connectors.Option{
 	{Name: "key_column", Type: connectors.String, Description: "sink: the column whose value (as text; NULL gives no key) is the record key, so equal keys land in one partition (Kafka's murmur2 partitioner)", Example: "sensor_id"},
 	deliveryGuarantee,
-	{Name: "transactional_id_prefix", Aliases: []string{"sink.transactional-id-prefix"}, Type: connectors.String, Description: "sink, exactly_once: transactions are named <prefix>-<subtask>-<n>; unique per job writing to the cluster (default clink-<table name>)", Example: "clink-alerts-job"},
-	{Name: "transaction_timeout_ms", Aliases: []string{"properties.transaction.timeout.ms"}, Type: connectors.Int, Default: "900000", Description: "sink, exactly_once: how long the brokers keep a transaction open before aborting it; must exceed a checkpoint interval plus the time a failed job takes to restart, and be at most the brokers' transaction.max.timeout.ms (default 15 min)", Example: "3600000"},
+	{Name: "transactional_id_prefix", Aliases: []string{"sink.transactional-id-prefix"}, Type: connectors.String, Description: "sink, exactly_once: transactions are named `<prefix>-<subtask>-<n>`; unique per job writing to the cluster (default `clink-<table name>`)", Example: "clink-alerts-job"},
+	{Name: "transaction_timeout_ms", Aliases: []string{"properties.transaction.timeout.ms"}, Type: connectors.Int, Default: "900000", Description: "sink, exactly_once: how long the brokers keep a transaction open before aborting it; must exceed a checkpoint interval plus the time a failed job takes to restart, and be at most the brokers' transaction.max.timeout.ms (default 15 min)", Example: "600000"},
 }
 
 // deliveryGuarantee is the shared option with the Kafka sink's default:

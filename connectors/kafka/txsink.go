@@ -570,7 +570,7 @@ func (s *TxSink) abortLingering(cl *kgo.Client, prefix string, subtask int, from
 			return resp.ErrorCode, nil
 		})
 		if errors.Is(err, kerr.InvalidTransactionTimeout) {
-			return 0, &connectors.OptionError{Key: "transaction_timeout_ms", Msg: fmt.Sprintf("kafka sink '%s': transaction_timeout_ms = %d is more than the brokers allow (transaction.max.timeout.ms)", s.name, s.timeout.Milliseconds())}
+			return 0, &connectors.OptionError{Key: "transaction_timeout_ms", Msg: fmt.Sprintf("transaction_timeout_ms = %d is more than the brokers allow (transaction.max.timeout.ms)", s.timeout.Milliseconds())}
 		}
 		if err != nil {
 			return 0, fmt.Errorf("aborting lingering transaction %s: %w", id, err)

@@ -624,3 +624,15 @@ func TestTxSinkPrefixChange(t *testing.T) {
 	sameRows(t, "read_committed", consumeValues(t, addr, "out", true), txRows(0, 20))
 	sameRows(t, "transactions", listTransactions(t, addr), []string{"new-0-1", "old-0-1", "old-0-2", "old-0-3"})
 }
+
+// A transaction timeout above the brokers' transaction.max.timeout.ms is
+// refused naming the option.
+func TestTxSinkTimeoutTooLong(t *testing.T) {
+	b := broker(t, "out:1")
+	s, _ := newTxSink(t, b.Addr(), "out", "properties.transaction.timeout.ms", "3600000")
+	defer s.Close()
+	err := s.Write(txBatch(memory.DefaultAllocator, 0, 1))
+	if want := "kafka sink 'out': transaction_timeout_ms = 3600000 is more than the brokers allow (transaction.max.timeout.ms)"; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %s", err, want)
+	}
+}
