@@ -138,7 +138,7 @@ var CommonSinkOptions = []Option{
 var DeliveryGuaranteeOption = Option{Name: "delivery_guarantee", Aliases: []string{"sink.delivery-guarantee"},
 	ValueAliases: map[string]string{"exactly-once": "exactly_once", "at-least-once": "at_least_once"},
 	Type:         Enum, Values: []string{"exactly_once", "at_least_once", "none"},
-	Description:  "sink: the output guarantee under checkpoints; 'exactly_once' needs checkpoints (--checkpoint-dir) and is refused by sinks that cannot keep it", Example: "exactly_once"}
+	Description: "sink: the output guarantee under checkpoints; 'exactly_once' needs checkpoints (--checkpoint-dir) and is refused by sinks that cannot keep it", Example: "exactly_once"}
 
 // ExactlyOnceRefused is the error of a sink asked for a guarantee it cannot
 // keep.

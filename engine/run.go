@@ -513,6 +513,7 @@ func (r *runner) consumeTwo(n *Node, in [2]<-chan Message, st *OpStats, head, ne
 	ended := [2]bool{}
 	closed := [2]bool{}
 	var waiting [2]uint64 // barrier a side delivered and waits with
+	stopping := false     // an input stopped without ending
 	read := in            // the channels read: nil while blocked or closed
 	var err error
 	out := &counter{stats: st, next: head}
@@ -528,7 +529,7 @@ func (r *runner) consumeTwo(n *Node, in [2]<-chan Message, st *OpStats, head, ne
 			return
 		}
 		for s := range 2 {
-			if waiting[s] != id && !ended[s] && !closed[s] {
+			if waiting[s] != id && !ended[s] {
 				return
 			}
 		}
@@ -555,7 +556,18 @@ func (r *runner) consumeTwo(n *Node, in [2]<-chan Message, st *OpStats, head, ne
 		if !ok {
 			closed[side] = true
 			read[side] = nil
-			aligned()
+			if !ended[side] {
+				// The input stopped without ending (the job is
+				// stopping): no barrier can align any more; drain the
+				// other input.
+				stopping = true
+				waiting = [2]uint64{}
+				for s := range 2 {
+					if !closed[s] {
+						read[s] = in[s]
+					}
+				}
+			}
 			continue
 		}
 		if err != nil {
@@ -581,6 +593,9 @@ func (r *runner) consumeTwo(n *Node, in [2]<-chan Message, st *OpStats, head, ne
 				}
 			}
 		case KindBarrier:
+			if stopping {
+				break
+			}
 			waiting[side] = m.Checkpoint
 			read[side] = nil
 			aligned()
