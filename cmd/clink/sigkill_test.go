@@ -43,6 +43,7 @@ func TestSIGKILLRecovery(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 0x5161))
 
 	addr := serveBroker(t, bin, "--topic", "readings:4")
+	clink(t, bin, "", "kafka", "create-topic", "--brokers", addr, "--topic", "windows", "--partitions", "2")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	ckdir := filepath.Join(dir, "checkpoints")
@@ -53,7 +54,14 @@ func TestSIGKILLRecovery(t *testing.T) {
 CREATE TABLE sensor_windows (sensor_id STRING, window_start BIGINT, window_end BIGINT,
   readings BIGINT, avg_temp DOUBLE, min_temp DOUBLE, max_temp DOUBLE) WITH (
   'connector' = 'file', 'path' = '` + out + `');
+CREATE TABLE window_topic (sensor_id STRING, window_start BIGINT, window_end BIGINT,
+  readings BIGINT, avg_temp DOUBLE, min_temp DOUBLE, max_temp DOUBLE) WITH (
+  'connector' = 'kafka', 'brokers' = '` + addr + `', 'topic' = 'windows', 'key_column' = 'sensor_id',
+  'delivery_guarantee' = 'exactly_once');
 INSERT INTO sensor_windows
+SELECT sensor_id, window_start, window_end, COUNT(*), AVG(temperature), MIN(temperature), MAX(temperature)
+FROM readings GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor_id;
+INSERT INTO window_topic
 SELECT sensor_id, window_start, window_end, COUNT(*), AVG(temperature), MIN(temperature), MAX(temperature)
 FROM readings GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor_id;
 `
@@ -104,10 +112,19 @@ FROM readings GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor_id;
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
+	topicOut := filepath.Join(dir, "topic.jsonl")
+	targs := append(append([]string{}, vargs...), "-in", topicOut)
 	var report string
 	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(250 * time.Millisecond) {
 		o, err := exec.Command(verify, vargs...).Output()
 		report = string(o)
+		if err == nil {
+			if err := os.WriteFile(topicOut, consumeCommitted(t, addr, "windows"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			o, err = exec.Command(verify, targs...).Output()
+			report = string(o)
+		}
 		if err == nil || time.Now().After(deadline) {
 			break
 		}
@@ -123,7 +140,16 @@ FROM readings GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor_id;
 	if err != nil {
 		t.Fatalf("verify: %v\n%s", err, o)
 	}
-	t.Logf("%s", strings.TrimSpace(string(o)))
+	t.Logf("file sink: %s", strings.TrimSpace(string(o)))
+	// The Kafka sink, read by a read_committed consumer: each window once.
+	if err := os.WriteFile(topicOut, consumeCommitted(t, addr, "windows"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if o, err := exec.Command(verify, targs...).CombinedOutput(); err != nil {
+		t.Fatalf("verify the Kafka sink's topic (read_committed): %v\n%s", err, o)
+	} else {
+		t.Logf("kafka sink: %s", strings.TrimSpace(string(o)))
+	}
 	restores := strings.Count(logs.String(), "restore point: checkpoint")
 	if restores < 5 {
 		t.Errorf("only %d of 11 runs restored from a checkpoint:\n%s", restores, logs.String())
@@ -175,6 +201,32 @@ func streamWorkload(addr string, c workload.Config, rate int) error {
 	mu.Lock()
 	defer mu.Unlock()
 	return firstErr
+}
+
+// consumeCommitted reads every committed record of topic (isolation
+// read_committed) until the topic is quiet, as JSON lines.
+func consumeCommitted(t *testing.T, addr, topic string) []byte {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var out []byte
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+		fs := cl.PollFetches(ctx)
+		cancel()
+		n := 0
+		fs.EachRecord(func(r *kgo.Record) {
+			out = append(append(out, r.Value...), '\n')
+			n++
+		})
+		if n == 0 {
+			return out
+		}
+	}
 }
 
 // buildTool compiles a package of this module (path relative to its root)
