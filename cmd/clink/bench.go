@@ -17,8 +17,11 @@ func cmdBench(args []string) int {
 	if len(args) > 0 && args[0] == "kafka" {
 		return cmdBenchKafka(args[1:])
 	}
+	if len(args) > 0 && args[0] == "checkpoint" {
+		return cmdBenchCheckpoint(args[1:])
+	}
 	if len(args) == 0 || args[0] != "sensors" {
-		fmt.Fprintln(os.Stderr, "usage: clink bench sensors [-n READINGS] [-sensors N] [-dir DIR]\n       clink bench kafka [-n READINGS] [-sensors N] [-partitions P] [-runs R]")
+		fmt.Fprintln(os.Stderr, "usage: clink bench sensors [-n READINGS] [-sensors N] [-dir DIR]\n       clink bench kafka [-n READINGS] [-sensors N] [-partitions P] [-runs R]\n       clink bench checkpoint [-n READINGS] [-sensors N] [-runs R] [-groups G]")
 		return 2
 	}
 	fs := flag.NewFlagSet("bench sensors", flag.ContinueOnError)

@@ -32,6 +32,12 @@ func build(t *testing.T) string {
 		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+			return
+		}
+		// clink state-export --format=iceberg runs clink-iceberg beside clink.
+		out, err = exec.Command("go", "build", "-o", filepath.Join(dir, "clink-iceberg"), "../clink-iceberg").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build clink-iceberg: %v\n%s", err, out)
 		}
 	})
 	if buildErr != nil {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -14,7 +15,6 @@ import (
 
 	"github.com/clink-dev/clink/checkpoint"
 	"github.com/clink-dev/clink/checkpoint/stateio"
-	"github.com/clink-dev/clink/checkpoint/stateio/iceberg"
 	"github.com/clink-dev/clink/connectors"
 	"github.com/clink-dev/clink/connectors/builtin"
 	ckconn "github.com/clink-dev/clink/connectors/checkpoint"
@@ -160,7 +160,7 @@ func cmdStateExport(args []string) int {
 	what := "file"
 	if ice {
 		what = "table snapshot"
-		done, err = iceberg.Export(ctx, c, iceberg.Options{Selection: sf.selection(), Dir: *out, Catalog: *catalog})
+		done, err = exportIceberg(ctx, c, sf.selection(), *out, *catalog)
 	} else {
 		done, err = stateio.Export(ctx, c, stateio.ExportOptions{Selection: sf.selection(), Format: f, Dir: *out})
 	}
@@ -285,4 +285,54 @@ func userPos(err error, lines int, query string) error {
 		return &e
 	}
 	return err
+}
+
+// exportIceberg runs the clink-iceberg binary (next to this one, or on the
+// PATH): iceberg-go stays out of the engine binary, whose every start would
+// otherwise pay its initialization (about 130 ms and 30 MB).
+func exportIceberg(ctx context.Context, c *checkpoint.Checkpoint, sel stateio.Selection, out, catalog string) ([]stateio.Exported, error) {
+	bin := "clink-iceberg"
+	if self, err := os.Executable(); err == nil {
+		if p := filepath.Join(filepath.Dir(self), bin); fileExists(p) {
+			bin = p
+		}
+	}
+	if !filepath.IsAbs(bin) {
+		p, err := exec.LookPath(bin)
+		if err != nil {
+			return nil, fmt.Errorf("the Iceberg export is the separate binary clink-iceberg (make build builds it into bin/), found neither next to clink nor on the PATH")
+		}
+		bin = p
+	}
+	args := []string{"--out", out}
+	if catalog != "" {
+		args = append(args, "--iceberg-catalog", catalog)
+	}
+	if sel.Operator != "" {
+		args = append(args, "--operator", sel.Operator)
+	}
+	if sel.Slot != "" {
+		args = append(args, "--slot", sel.Slot)
+	}
+	cmd := exec.CommandContext(ctx, bin, append(args, c.Path)...)
+	cmd.Stderr = os.Stderr
+	outb, err := cmd.Output()
+	var done []stateio.Exported
+	for _, line := range strings.Split(strings.TrimSpace(string(outb)), "\n") {
+		var e stateio.Exported
+		if name, rows, ok := strings.Cut(line, "\t"); ok {
+			e.Path = name
+			fmt.Sscanf(rows, "%d rows", &e.Rows)
+			done = append(done, e)
+		}
+	}
+	if err != nil {
+		return done, fmt.Errorf("clink-iceberg: %w", err)
+	}
+	return done, nil
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
 }

@@ -1,0 +1,130 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/clink-dev/clink/checkpoint"
+	"github.com/clink-dev/clink/kernels"
+	"github.com/clink-dev/clink/vector"
+)
+
+// StateMeasure is the checkpoint of one window aggregate's state.
+type StateMeasure struct {
+	Groups        int
+	Bytes         int64 // the part file
+	Snapshot      time.Duration
+	Restore       time.Duration // read, verify, decode and rebuild the table
+	BytesPerGroup float64
+}
+
+var sensorsSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "sensor_id", Type: arrow.BinaryTypes.String},
+	{Name: "ts", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "temperature", Type: arrow.PrimitiveTypes.Float64},
+}, nil)
+
+// sensorsAgg is the sensors query's window aggregate.
+func sensorsAgg() (*kernels.WindowAgg, error) {
+	return kernels.NewWindowAgg(kernels.WindowAggConfig{
+		Input: sensorsSchema, TimeCol: 1, Keys: []int{0}, KeyNames: []string{"sensor_id"},
+		Window: kernels.WindowSpec{Kind: kernels.WindowTumble, Size: 10000},
+		Aggs: []kernels.AggSpec{{Func: kernels.AggCountStar, Name: "readings"},
+			{Func: kernels.AggAvg, Arg: 2, Name: "avg_temp"},
+			{Func: kernels.AggMin, Arg: 2, Name: "min_temp"},
+			{Func: kernels.AggMax, Arg: 2, Name: "max_temp"}},
+	}, memory.DefaultAllocator)
+}
+
+// CheckpointState fills the sensors query's window aggregate with one open
+// window for each of sensors sensors (ids like the workload's), checkpoints
+// it into dir and restores it into a new aggregate.
+func CheckpointState(dir string, sensors int) (StateMeasure, error) {
+	m := StateMeasure{Groups: sensors}
+	agg, err := sensorsAgg()
+	if err != nil {
+		return m, err
+	}
+	ids := array.NewStringBuilder(memory.DefaultAllocator)
+	ts := array.NewInt64Builder(memory.DefaultAllocator)
+	temp := array.NewFloat64Builder(memory.DefaultAllocator)
+	for tick := 0; tick < 3; tick++ {
+		for s := 0; s < sensors; s++ {
+			ids.Append(fmt.Sprintf("sensor-%06d", s))
+			ts.Append(1772352000000 + int64(tick)*1000)
+			temp.Append(float64(150+(s*7919+tick*104729)%211) / 10)
+		}
+	}
+	cols := []arrow.Array{ids.NewArray(), ts.NewArray(), temp.NewArray()}
+	rec := array.NewRecordBatch(sensorsSchema, cols, int64(3*sensors))
+	for _, c := range cols {
+		c.Release()
+	}
+	b := vector.New(rec)
+	if err := agg.Add(b); err != nil {
+		return m, err
+	}
+	b.Release()
+	store, err := checkpoint.NewStore(dir, checkpoint.Options{})
+	if err != nil {
+		return m, err
+	}
+	id, err := store.NextID()
+	if err != nil {
+		return m, err
+	}
+	start := time.Now()
+	w, err := store.Begin(id)
+	if err != nil {
+		return m, err
+	}
+	p, err := w.Part("window_aggregate", 0, agg.StateSlots())
+	if err != nil {
+		return m, err
+	}
+	if err := agg.Snapshot(p, nil, checkpoint.DefaultMaxParallelism); err != nil {
+		return m, err
+	}
+	if err := p.Close(); err != nil {
+		return m, err
+	}
+	if err := w.Commit(checkpoint.Meta{Job: "bench"}); err != nil {
+		return m, err
+	}
+	m.Snapshot = time.Since(start)
+	fi, err := os.Stat(filepath.Join(store.Path(id), "window_aggregate-0.arrow"))
+	if err != nil {
+		return m, err
+	}
+	m.Bytes = fi.Size()
+	m.BytesPerGroup = float64(m.Bytes) / float64(sensors)
+
+	start = time.Now()
+	cp, err := store.Open(id)
+	if err != nil {
+		return m, err
+	}
+	part, err := cp.ReadPart("window_aggregate", 0)
+	if err != nil {
+		return m, err
+	}
+	agg2, err := sensorsAgg()
+	if err != nil {
+		return m, err
+	}
+	if err := agg2.Restore([]*checkpoint.Part{part}, nil, nil); err != nil {
+		return m, err
+	}
+	part.Release()
+	m.Restore = time.Since(start)
+	if agg2.Groups() != sensors {
+		return m, fmt.Errorf("restored %d groups, want %d", agg2.Groups(), sensors)
+	}
+	return m, nil
+}
