@@ -235,6 +235,14 @@ func stateName(s string) string {
 	return out
 }
 
+// CheckCheckpoints reports why a job of these pipelines cannot take
+// checkpoints (a source or an operator whose state is not snapshotted yet),
+// or nil.
+func CheckCheckpoints(pipes []*Pipeline) error {
+	_, err := newCheckpointer(CheckpointConfig{Store: &checkpoint.Store{}}, pipes)
+	return err
+}
+
 func newCheckpointer(cfg CheckpointConfig, pipes []*Pipeline) (*checkpointer, error) {
 	if cfg.Store == nil {
 		return nil, fmt.Errorf("checkpoints: no store")

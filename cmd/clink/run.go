@@ -135,6 +135,11 @@ func executeWith(ctx context.Context, plan *pb.Plan, reg *connectors.Registry, r
 		return nil, err
 	}
 	if ck != nil {
+		if ck.dir != "" {
+			if err := engine.CheckCheckpoints(job.Pipelines); err != nil {
+				return nil, fmt.Errorf("%w; run without --checkpoint-dir", err)
+			}
+		}
 		if job.Checkpoint, err = ck.config(plan, rt.Stderr); err != nil {
 			return nil, err
 		}

@@ -22,7 +22,12 @@ var spec = &connectors.Spec{
 func (Connector) Spec() *connectors.Spec { return spec }
 
 // NewSink returns a discarding sink.
-func (Connector) NewSink(t *connectors.Table) (engine.Sink, error) { return &Sink{}, nil }
+func (Connector) NewSink(t *connectors.Table) (engine.Sink, error) {
+	if t.Options["delivery_guarantee"] == "exactly_once" {
+		return nil, connectors.ExactlyOnceRefused(t, "blackhole", "it keeps no transactions")
+	}
+	return &Sink{}, nil
+}
 
 // Sink counts and drops rows.
 type Sink struct{ rows int64 }

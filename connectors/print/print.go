@@ -30,6 +30,9 @@ func (Connector) Spec() *connectors.Spec { return spec }
 
 // NewSink returns a sink on standard output.
 func (Connector) NewSink(t *connectors.Table) (engine.Sink, error) {
+	if t.Options["delivery_guarantee"] == "exactly_once" {
+		return nil, connectors.ExactlyOnceRefused(t, "print", "it writes rows as they come; a restart prints the rows after the restored checkpoint again")
+	}
 	w := t.Runtime.Stdout
 	if t.Options.Bool("standard_error") {
 		w = t.Runtime.Stderr

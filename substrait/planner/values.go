@@ -46,7 +46,7 @@ func (b *builder) values(rd *pb.ReadRel, vt *pb.ReadRel_VirtualTable) (*chain, e
 		}
 	}
 	src := &valuesSource{schema: schema, cols: cols, rows: len(rows), mem: b.env.Runtime.Mem}
-	c := &chain{source: src, schema: schema}
+	c := &chain{source: src, schema: schema, sourceName: "values"}
 	return c, b.emit(c, rd.GetCommon())
 }
 
