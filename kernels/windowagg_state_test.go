@@ -60,9 +60,9 @@ func wtSnapshotRestore(t *testing.T, c wtCase, w *WindowAgg, mem memory.Allocato
 // checkpoint and a restored aggregate that continues: the output equals
 // the row-at-a-time reference.
 func TestWindowAggSnapshotRestore(t *testing.T) {
-	seeds := 40
-	if testing.Short() {
-		seeds = 10
+	seeds := 16
+	if testing.Short() || raceEnabled {
+		seeds = 5
 	}
 	for seed := range uint64(seeds) {
 		c := wtRandomCase(seed + 1000)
