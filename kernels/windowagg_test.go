@@ -771,7 +771,7 @@ func wtCompare(t *testing.T, what string, got, want wtResult) {
 
 func TestWindowAggRandom(t *testing.T) {
 	seeds := 60
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		seeds = 15
 	}
 	for seed := range uint64(seeds) {
