@@ -9,7 +9,7 @@ LDFLAGS := -X main.version=$(VERSION)
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(CLINK) ./cmd/clink
-	$(GO) build -o $(BIN)/clink-iceberg ./cmd/clink-iceberg
+	$(GO) build -o $(BIN)/clink-export ./cmd/clink-export
 
 # The sensor pipeline, embedded: generate, run, verify (prints PASS).
 demo: build

@@ -18,6 +18,7 @@ import (
 
 	"github.com/clink-dev/clink/checkpoint"
 	"github.com/clink-dev/clink/checkpoint/stateio"
+	"github.com/clink-dev/clink/checkpoint/stateio/parquet"
 )
 
 // Slots of the checkpoint: the example of docs/state-format.md (a windowed
@@ -196,7 +197,7 @@ func check(t *testing.T, what string, got []string, want ...string) {
 func TestDuckDBReadsExportedState(t *testing.T) {
 	c := writeCheckpoint(t, t.TempDir())
 	out := t.TempDir()
-	files, err := stateio.Export(context.Background(), c, stateio.ExportOptions{Format: stateio.Parquet, Dir: out})
+	files, err := stateio.Export(context.Background(), c, stateio.ExportOptions{Format: stateio.Parquet, Dir: out, WriteParquet: parquet.Write})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/clink-dev/clink/checkpoint"
+	"github.com/clink-dev/clink/checkpoint/stateio/parquet"
 )
 
 func TestOpen(t *testing.T) {
@@ -157,7 +158,7 @@ func TestCorruptPart(t *testing.T) {
 		}
 	}
 	check("cat", Cat(&bytes.Buffer{}, c, CatOptions{}))
-	_, err = Export(t.Context(), c, ExportOptions{Format: Parquet, Dir: t.TempDir()})
+	_, err = Export(t.Context(), c, ExportOptions{Format: Parquet, Dir: t.TempDir(), WriteParquet: parquet.Write})
 	check("export", err)
 	_, err = Diff(c, c, Selection{})
 	check("diff", err)

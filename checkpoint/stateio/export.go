@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,9 +13,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/clink-dev/clink/checkpoint"
 )
@@ -42,6 +40,10 @@ type ExportOptions struct {
 	Dir string
 	// Mem allocates; nil is memory.DefaultAllocator.
 	Mem memory.Allocator
+	// WriteParquet writes one Parquet file (package stateio/parquet's
+	// Write); required for Format Parquet. It is passed in so that only
+	// binaries that export Parquet link arrow-go's Parquet writer.
+	WriteParquet func(w io.Writer, mem memory.Allocator, schema *arrow.Schema, recs []arrow.RecordBatch) error
 }
 
 // Exported says what one part or table export wrote.
@@ -66,6 +68,9 @@ func Export(ctx context.Context, c *checkpoint.Checkpoint, opts ExportOptions) (
 	}
 	if opts.Format != Parquet && opts.Format != Arrow {
 		return nil, fmt.Errorf("export: unknown format %q (parquet or arrow)", opts.Format)
+	}
+	if opts.Format == Parquet && opts.WriteParquet == nil {
+		return nil, fmt.Errorf("export: no Parquet writer (ExportOptions.WriteParquet)")
 	}
 	var out []Exported
 	err := Each(c, opts.Selection, func(p *checkpoint.Part) error {
@@ -95,7 +100,7 @@ func writePart(opts ExportOptions, p *checkpoint.Part, recs []arrow.RecordBatch)
 		w := bufio.NewWriterSize(f, 1<<20)
 		var err error
 		if opts.Format == Parquet {
-			err = writeParquet(w, opts.Mem, p.Schema, recs)
+			err = opts.WriteParquet(w, opts.Mem, p.Schema, recs)
 		} else {
 			err = writeArrow(w, opts.Mem, p.Schema, recs)
 		}
@@ -108,25 +113,6 @@ func writePart(opts ExportOptions, p *checkpoint.Part, recs []arrow.RecordBatch)
 		return Exported{}, fmt.Errorf("export %s: %s: %w", p.Path, path, err)
 	}
 	return Exported{Path: path, Rows: rows}, nil
-}
-
-func writeParquet(w *bufio.Writer, mem memory.Allocator, schema *arrow.Schema, recs []arrow.RecordBatch) error {
-	props := parquet.NewWriterProperties(
-		parquet.WithCompression(compress.Codecs.Zstd),
-		parquet.WithAllocator(mem),
-		parquet.WithCreatedBy("clink state-export"),
-	)
-	fw, err := pqarrow.NewFileWriter(schema, w, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(mem)))
-	if err != nil {
-		return err
-	}
-	for _, r := range recs {
-		if err := fw.Write(r); err != nil {
-			fw.Close()
-			return err
-		}
-	}
-	return fw.Close()
 }
 
 func writeArrow(w *bufio.Writer, mem memory.Allocator, schema *arrow.Schema, recs []arrow.RecordBatch) error {

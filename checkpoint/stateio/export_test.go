@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/clink-dev/clink/checkpoint"
+	"github.com/clink-dev/clink/checkpoint/stateio/parquet"
 )
 
 // sameRecords fails unless got holds the part's columns and rows, in
@@ -55,7 +56,7 @@ func TestExportParquetAndArrow(t *testing.T) {
 	c := writeCheckpoint(t, t.TempDir(), 7, baseState())
 	for _, f := range []Format{Parquet, Arrow} {
 		out := t.TempDir()
-		files, err := Export(context.Background(), c, ExportOptions{Format: f, Dir: out})
+		files, err := Export(context.Background(), c, ExportOptions{Format: f, Dir: out, WriteParquet: parquet.Write})
 		if err != nil {
 			t.Fatal(err)
 		}

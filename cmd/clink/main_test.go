@@ -34,10 +34,11 @@ func build(t *testing.T) string {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 			return
 		}
-		// clink state-export --format=iceberg runs clink-iceberg beside clink.
-		out, err = exec.Command("go", "build", "-o", filepath.Join(dir, "clink-iceberg"), "../clink-iceberg").CombinedOutput()
+		// clink state-export --format=parquet|iceberg runs clink-export
+		// beside clink.
+		out, err = exec.Command("go", "build", "-o", filepath.Join(dir, "clink-export"), "../clink-export").CombinedOutput()
 		if err != nil {
-			buildErr = fmt.Errorf("go build clink-iceberg: %v\n%s", err, out)
+			buildErr = fmt.Errorf("go build clink-export: %v\n%s", err, out)
 		}
 	})
 	if buildErr != nil {
