@@ -171,6 +171,7 @@ type CheckpointConfig struct {
 // sink, named uniquely in the job.
 type component struct {
 	name     string
+	subtask  int
 	st       Stateful
 	src      CheckpointedSource
 	barriers *Barriers
@@ -209,6 +210,7 @@ type checkpointer struct {
 	complete chan uint64 // ids whose components are all done
 	last     uint64      // newest completed checkpoint
 	count    int
+	par      int // the job's parallelism
 }
 
 var operatorNameOK = func(r rune) bool {
@@ -260,14 +262,15 @@ func newCheckpointer(cfg CheckpointConfig, pipes []*Pipeline) (*checkpointer, er
 		cfg.Mem = memory.DefaultAllocator
 	}
 	ck := &checkpointer{cfg: cfg, nodes: map[*Node]*nodeComps{}, complete: make(chan uint64, 4)}
-	used := map[string]int{}
+	used := map[[2]any]int{} // (name, subtask): subtasks of one operator share its name
+	subtask := 0
 	newComp := func(display string, st Stateful) *component {
 		name := stateName(display)
-		used[name]++
-		if n := used[name]; n > 1 {
+		used[[2]any{name, subtask}]++
+		if n := used[[2]any{name, subtask}]; n > 1 {
 			name = fmt.Sprintf("%s_%d", name, n)
 		}
-		c := &component{name: name, st: st}
+		c := &component{name: name, subtask: subtask, st: st}
 		ck.comps = append(ck.comps, c)
 		return c
 	}
@@ -320,6 +323,7 @@ func newCheckpointer(cfg CheckpointConfig, pipes []*Pipeline) (*checkpointer, er
 		return nil
 	}
 	for _, p := range pipes {
+		subtask = p.Subtask
 		if err := visit(p.root()); err != nil {
 			return nil, err
 		}
@@ -331,9 +335,10 @@ func newCheckpointer(cfg CheckpointConfig, pipes []*Pipeline) (*checkpointer, er
 		case Stateful:
 			c = newComp("sink_"+p.SinkName, s)
 		default:
-			c = &component{name: "sink_" + p.SinkName} // no state: acknowledges only
+			c = &component{name: "sink_" + p.SinkName, subtask: subtask} // no state: acknowledges only
 		}
 		ck.sinks = append(ck.sinks, c)
+		ck.par = max(ck.par, p.Parallelism, 1)
 	}
 	return ck, nil
 }
@@ -379,7 +384,7 @@ func (ck *checkpointer) restore() error {
 		if c.st == nil {
 			continue
 		}
-		r := &Restore{ID: m.CheckpointID, MaxParallelism: m.MaxParallelism, Parallelism: 1, Subtask: 0}
+		r := &Restore{ID: m.CheckpointID, MaxParallelism: m.MaxParallelism, Parallelism: ck.par, Subtask: c.subtask}
 		for _, pi := range cp.PartsOf(c.name) {
 			part, err := cp.ReadPart(pi.Operator, pi.Subtask)
 			if err != nil {
@@ -450,7 +455,7 @@ func (ck *checkpointer) snapshotLocked(c *component, p *pendingCP) error {
 	}
 	if c.st != nil {
 		s := &Snapshot{ID: p.id, MaxParallelism: ck.cfg.MaxParallelism, Mem: ck.cfg.Mem,
-			Open: func(slots []checkpoint.Slot) (*checkpoint.PartWriter, error) { return p.w.Part(c.name, 0, slots) }}
+			Open: func(slots []checkpoint.Slot) (*checkpoint.PartWriter, error) { return p.w.Part(c.name, c.subtask, slots) }}
 		if err := c.st.SnapshotState(s); err != nil {
 			p.failed = err
 			return fmt.Errorf("checkpoint %d: %s: %w", p.id, c.name, err)
@@ -470,7 +475,7 @@ func (ck *checkpointer) snapshot(c *component, id uint64) error {
 	}
 	if c != nil && c.st != nil {
 		s := &Snapshot{ID: id, MaxParallelism: ck.cfg.MaxParallelism, Mem: ck.cfg.Mem,
-			Open: func(slots []checkpoint.Slot) (*checkpoint.PartWriter, error) { return p.w.Part(c.name, 0, slots) }}
+			Open: func(slots []checkpoint.Slot) (*checkpoint.PartWriter, error) { return p.w.Part(c.name, c.subtask, slots) }}
 		if err := c.st.SnapshotState(s); err != nil {
 			return fmt.Errorf("checkpoint %d: %s: %w", id, c.name, err)
 		}
@@ -576,8 +581,13 @@ func guaranteeOf(pipes []*Pipeline, checkpoints bool) string {
 		return "NONE (no checkpoints: a crash loses the job's state; run with --checkpoint-dir for exactly-once state)"
 	}
 	var limited []string
+	seen := map[string]bool{}
 	for _, p := range pipes {
-		if _, ok := p.Sink.(TwoPhaseSink); !ok {
+		if _, ok := p.Sink.(exchangeOut); ok {
+			continue
+		}
+		if _, ok := p.Sink.(TwoPhaseSink); !ok && !seen[p.SinkName] {
+			seen[p.SinkName] = true
 			limited = append(limited, "'"+p.SinkName+"'")
 		}
 	}

@@ -18,6 +18,9 @@ type Pipeline struct {
 	Sink   Sink
 	// SinkName names the sink table (state part names, guarantees).
 	SinkName string
+	// Subtask and Parallelism place the pipeline in a parallel job
+	// (Parallelize sets them; 0 and 0 mean a job of one subtask).
+	Subtask, Parallelism int
 	// ChannelDepth bounds the batches in flight on each edge.
 	ChannelDepth int
 }
@@ -110,7 +113,13 @@ func (s *sinkOutput) emitBarrier(id uint64) error {
 			return err
 		}
 	}
-	return s.r.ck.snapshot(s.comp, id)
+	if err := s.r.ck.snapshot(s.comp, id); err != nil {
+		return err
+	}
+	if x, ok := s.sink.(exchangeOut); ok {
+		return x.barrier(id)
+	}
+	return nil
 }
 
 func (s *sinkOutput) Emit(b *vector.Batch) error {
@@ -123,8 +132,12 @@ func (s *sinkOutput) Emit(b *vector.Batch) error {
 }
 
 func (s *sinkOutput) EmitWatermark(wm int64) error {
-	if wm > s.stats.Watermark {
-		s.stats.Watermark = wm
+	if wm <= s.stats.Watermark {
+		return nil
+	}
+	s.stats.Watermark = wm
+	if x, ok := s.sink.(exchangeOut); ok && wm != MaxWatermark {
+		return x.watermark(wm)
 	}
 	return nil
 }

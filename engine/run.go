@@ -47,6 +47,14 @@ func RunJob(ctx context.Context, pipes []*Pipeline, cfg *CheckpointConfig) ([]*S
 	}
 	ctx2, cancel := context.WithCancel(ctx)
 	defer cancel()
+	for _, p := range pipes {
+		if b, ok := p.Sink.(exchangeBinder); ok {
+			b.bindExchange(ctx2)
+		}
+		if b, ok := p.root().Source.(exchangeBinder); ok {
+			b.bindExchange(ctx2)
+		}
+	}
 	runners := make([]*runner, len(pipes))
 	ended := make([]bool, len(pipes))
 	errs := make([]error, len(pipes))
@@ -154,6 +162,11 @@ func (r *runner) run() (bool, error) {
 	}
 	if runErr != nil {
 		return ended, runErr
+	}
+	if x, ok := p.Sink.(exchangeOut); ok && ended {
+		if err := x.end(); err != nil {
+			return ended, err
+		}
 	}
 	if tp, ok := p.Sink.(TwoPhaseSink); ok && r.ck != nil {
 		if !ended {

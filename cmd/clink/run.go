@@ -80,6 +80,7 @@ func cmdRun(args []string) int {
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	var cko checkpointFlags
 	cko.register(fs)
+	parallelism := fs.Int("parallelism", 1, "subtasks of every operator: sources split their partitions (Kafka) or files, keyed operators their key groups")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -105,7 +106,11 @@ func cmdRun(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cko.job = jobName(fs, &src)
-	stats, err := executeWith(ctx, plan, reg, connectors.Runtime{BatchSize: *batch, Linger: *linger, Stdout: os.Stdout, Stderr: os.Stderr}, &cko)
+	if *parallelism < 1 {
+		fmt.Fprintln(os.Stderr, "error: --parallelism must be at least 1")
+		return 2
+	}
+	stats, err := executeWith(ctx, plan, reg, connectors.Runtime{BatchSize: *batch, Linger: *linger, Stdout: os.Stdout, Stderr: os.Stderr, Parallelism: *parallelism}, &cko)
 	if err != nil && !(errors.Is(err, context.Canceled) && ctx.Err() != nil) {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 1
@@ -130,7 +135,7 @@ func executeWith(ctx context.Context, plan *pb.Plan, reg *connectors.Registry, r
 	}
 	funcs := kernels.NewRegistry()
 	kernels.RegisterScalar(funcs)
-	job, err := planner.Build(plan, planner.Env{Connectors: reg, Funcs: funcs, Runtime: rt})
+	job, err := planner.BuildParallel(plan, planner.Env{Connectors: reg, Funcs: funcs, Runtime: rt}, rt.Parallelism)
 	if err != nil {
 		return nil, err
 	}

@@ -26,6 +26,17 @@ func (Connector) NewSource(t *connectors.Table) (engine.Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("file source '%s': %w", t.Name, err)
 	}
+	if p := t.Runtime.Parallelism; p > 1 {
+		// Subtask i of p reads the files whose index (in name order) mod
+		// p is i, as Kafka partitions are assigned.
+		var mine []string
+		for i, f := range files {
+			if i%p == t.Runtime.Subtask {
+				mine = append(mine, f)
+			}
+		}
+		files = mine
+	}
 	return &Source{table: t, files: files, skip: t.Options["on_error"] == "skip"}, nil
 }
 

@@ -111,7 +111,8 @@ func (s *Source) RestoreState(r *engine.Restore) error {
 		}
 	}
 	for name, pos := range s.resume {
-		if pos.done {
+		if pos.done || r.Parallelism > 1 {
+			// (At parallelism > 1 another subtask may read it.)
 			continue
 		}
 		found := false

@@ -71,8 +71,10 @@ func newTxSink(name string) *TxSink {
 	return &TxSink{name: name, run: hex.EncodeToString(rnd[:])}
 }
 
-func (s *TxSink) stagingPrefix() string {
-	return filepath.Join(filepath.Dir(s.name), "."+filepath.Base(s.name)+".pending-")
+func (s *TxSink) stagingPrefix() string { return stagingPrefix(s.name) }
+
+func stagingPrefix(name string) string {
+	return filepath.Join(filepath.Dir(name), "."+filepath.Base(name)+".pending-")
 }
 
 // open sets the part file up on first use: truncated (a fresh job), unless
@@ -98,8 +100,10 @@ func (s *TxSink) open() error {
 }
 
 // removeStaging deletes staging files of this part except keep.
-func (s *TxSink) removeStaging(keep map[string]bool) error {
-	names, err := filepath.Glob(s.stagingPrefix() + "*")
+func (s *TxSink) removeStaging(keep map[string]bool) error { return removeStaging(s.name, keep) }
+
+func removeStaging(name string, keep map[string]bool) error {
+	names, err := filepath.Glob(stagingPrefix(name) + "*")
 	if err != nil {
 		return err
 	}
@@ -251,16 +255,20 @@ func (s *TxSink) Commit(id uint64) error {
 
 // publish appends staged transaction t at its offset of the part file and
 // removes its staging file. Redoing it is harmless.
-func (s *TxSink) publish(t fileTxn) error {
-	stage := filepath.Join(filepath.Dir(s.name), t.file)
+func (s *TxSink) publish(t fileTxn) error { return publishTo(s.name, t) }
+
+// publishTo appends staged transaction t to part file name at its offset
+// and removes its staging file. Redoing it is harmless.
+func publishTo(name string, t fileTxn) error {
+	stage := filepath.Join(filepath.Dir(name), t.file)
 	src, err := os.Open(stage)
 	if err != nil {
-		return fmt.Errorf("file sink %s: %w", s.name, err)
+		return fmt.Errorf("file sink %s: %w", name, err)
 	}
 	defer src.Close()
-	dst, err := os.OpenFile(s.name, os.O_WRONLY|os.O_CREATE, 0o644)
+	dst, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
-		return fmt.Errorf("file sink %s: %w", s.name, err)
+		return fmt.Errorf("file sink %s: %w", name, err)
 	}
 	err = dst.Truncate(t.base)
 	if err == nil {
@@ -280,79 +288,114 @@ func (s *TxSink) publish(t fileTxn) error {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("file sink %s: publishing %s: %w", s.name, t.file, err)
+		return fmt.Errorf("file sink %s: publishing %s: %w", name, t.file, err)
 	}
 	if err := os.Remove(stage); err != nil {
-		return fmt.Errorf("file sink %s: %w", s.name, err)
+		return fmt.Errorf("file sink %s: %w", name, err)
 	}
 	return nil
 }
 
 // RestoreState finishes what the restored checkpoint pre-committed and
-// rolls the part file back to it (see TxSink).
+// rolls the part file back to it (see TxSink). At a lower parallelism than
+// the checkpoint's, subtask j also finishes the part files of the removed
+// subtasks k >= parallelism with k mod parallelism = j.
 func (s *TxSink) RestoreState(r *engine.Restore) error {
 	if !s.tx {
 		return fmt.Errorf("file sink %s: restore without transactions", s.name)
 	}
-	var txns []fileTxn
-	length := int64(0)
+	par := max(r.Parallelism, 1)
 	for _, part := range r.Parts {
-		for _, rec := range part.Records {
-			slot := rec.Column(0).(*array.String)
-			for i := 0; i < int(rec.NumRows()); i++ {
-				switch slot.Value(i) {
-				case "pending":
-					id, _ := checkpoint.Column(rec, "checkpoint_id").(*array.Int64)
-					file, _ := checkpoint.Column(rec, "file").(*array.String)
-					base, _ := checkpoint.Column(rec, "base").(*array.Int64)
-					size, _ := checkpoint.Column(rec, "size").(*array.Int64)
-					if id == nil || file == nil || base == nil || size == nil || strings.ContainsAny(file.Value(i), `/\`) {
-						return fmt.Errorf("%s: bad pending row %d", part.Path, i)
-					}
-					txns = append(txns, fileTxn{ckpt: uint64(id.Value(i)), file: file.Value(i), base: base.Value(i), size: size.Value(i)})
-				case "committed":
-					l, _ := checkpoint.Column(rec, "length").(*array.Int64)
-					if l == nil {
-						return fmt.Errorf("%s: bad committed row %d", part.Path, i)
-					}
-					length = max(length, l.Value(i))
+		own := part.Subtask == r.Subtask
+		orphan := part.Subtask >= par && part.Subtask%par == r.Subtask
+		if !own && !orphan {
+			continue // another subtask's part file
+		}
+		name, length, err := restorePart(part, r.ID)
+		if err != nil {
+			return err
+		}
+		if own {
+			if name != "" && name != s.name {
+				return fmt.Errorf("file sink %s: checkpoint %d wrote this subtask's output to %s (the sink's path changed?)", s.name, r.ID, name)
+			}
+			s.started = true
+			s.committed, s.next = length, length
+		}
+	}
+	if !s.started {
+		// The checkpoint had no part of this subtask (a new subtask).
+		return s.open()
+	}
+	return nil
+}
+
+// restorePart recovers the part file that one checkpoint part describes:
+// it publishes the listed transactions still staged, truncates the part
+// file to the committed length and deletes the other staging files. It
+// returns the part file's name and length.
+func restorePart(part *checkpoint.Part, id uint64) (string, int64, error) {
+	var txns []fileTxn
+	var name string
+	length := int64(0)
+	for _, rec := range part.Records {
+		slot := rec.Column(0).(*array.String)
+		for i := 0; i < int(rec.NumRows()); i++ {
+			switch slot.Value(i) {
+			case "pending":
+				cid, _ := checkpoint.Column(rec, "checkpoint_id").(*array.Int64)
+				file, _ := checkpoint.Column(rec, "file").(*array.String)
+				base, _ := checkpoint.Column(rec, "base").(*array.Int64)
+				size, _ := checkpoint.Column(rec, "size").(*array.Int64)
+				if cid == nil || file == nil || base == nil || size == nil || strings.ContainsAny(file.Value(i), `/\`) {
+					return "", 0, fmt.Errorf("%s: bad pending row %d", part.Path, i)
 				}
+				txns = append(txns, fileTxn{ckpt: uint64(cid.Value(i)), file: file.Value(i), base: base.Value(i), size: size.Value(i)})
+			case "committed":
+				l, _ := checkpoint.Column(rec, "length").(*array.Int64)
+				pf, _ := checkpoint.Column(rec, "part_file").(*array.String)
+				if l == nil || pf == nil {
+					return "", 0, fmt.Errorf("%s: bad committed row %d", part.Path, i)
+				}
+				length = max(length, l.Value(i))
+				name = pf.Value(i)
 			}
 		}
 	}
+	if name == "" {
+		return "", 0, fmt.Errorf("%s: no committed row", part.Path)
+	}
 	sort.Slice(txns, func(i, j int) bool { return txns[i].base < txns[j].base })
-	fi, err := os.Stat(s.name)
+	fi, err := os.Stat(name)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("file sink %s: %w", s.name, err)
+		return "", 0, fmt.Errorf("file sink %s: %w", name, err)
 	}
 	size := int64(0)
 	if fi != nil {
 		size = fi.Size()
 	}
 	for _, t := range txns {
-		stage := filepath.Join(filepath.Dir(s.name), t.file)
+		stage := filepath.Join(filepath.Dir(name), t.file)
 		if _, err := os.Stat(stage); err == nil {
-			if err := s.publish(t); err != nil {
-				return err
+			if err := publishTo(name, t); err != nil {
+				return "", 0, err
 			}
 			size = t.base + t.size
 		} else if size < t.base+t.size {
-			return fmt.Errorf("file sink %s: checkpoint %d's transaction %s is neither staged nor in the part file (%d bytes, needs %d)", s.name, r.ID, t.file, size, t.base+t.size)
+			return "", 0, fmt.Errorf("file sink %s: checkpoint %d's transaction %s is neither staged nor in the part file (%d bytes, needs %d)", name, id, t.file, size, t.base+t.size)
 		}
 		length = max(length, t.base+t.size)
 	}
 	if size < length {
-		return fmt.Errorf("file sink %s: has %d bytes, checkpoint %d committed %d (was the file changed?)", s.name, size, r.ID, length)
+		return "", 0, fmt.Errorf("file sink %s: has %d bytes, checkpoint %d committed %d (was the file changed?)", name, size, id, length)
 	}
-	if err := os.Truncate(s.name, length); err != nil && !(length == 0 && errors.Is(err, fs.ErrNotExist)) {
-		return fmt.Errorf("file sink %s: %w", s.name, err)
+	if err := os.Truncate(name, length); err != nil && !(length == 0 && errors.Is(err, fs.ErrNotExist)) {
+		return "", 0, fmt.Errorf("file sink %s: %w", name, err)
 	}
-	if err := s.removeStaging(nil); err != nil {
-		return fmt.Errorf("file sink %s: %w", s.name, err)
+	if err := removeStaging(name, nil); err != nil {
+		return "", 0, fmt.Errorf("file sink %s: %w", name, err)
 	}
-	s.started = true
-	s.committed, s.next = length, length
-	return nil
+	return name, length, nil
 }
 
 // Abort discards the open transaction.

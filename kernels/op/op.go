@@ -94,3 +94,11 @@ func (r *Restore) Owns(g int32) bool {
 type Stateless interface {
 	Stateless()
 }
+
+// Keyed is implemented by operators whose state is partitioned by a key of
+// their input: at parallelism > 1 the engine routes each row to the
+// subtask that owns its key's key group. KeyColumns are input column
+// indexes; none means one global group.
+type Keyed interface {
+	KeyColumns() []int
+}

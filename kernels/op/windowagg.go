@@ -90,3 +90,6 @@ func (w *WindowAgg) SnapshotState(s *Snapshot) error {
 func (w *WindowAgg) RestoreState(r *Restore) error {
 	return w.Agg.Restore(r.Parts, r.Owns, nil)
 }
+
+// KeyColumns are the GROUP BY columns besides the window.
+func (w *WindowAgg) KeyColumns() []int { return w.Agg.KeyColumns() }

@@ -54,6 +54,38 @@ func Build(p *pb.Plan, env Env) (*Job, error) {
 	return job, nil
 }
 
+// BuildParallel plans p copies of every root of plan, for subtasks 0..p-1,
+// and joins each root's copies with the keyed exchanges that
+// engine.Parallelize puts in front of their keyed operators.
+func BuildParallel(p *pb.Plan, env Env, parallelism int) (*Job, error) {
+	if parallelism <= 1 {
+		return Build(p, env)
+	}
+	var copies []*Job
+	for i := 0; i < parallelism; i++ {
+		e := env
+		e.Runtime.Subtask, e.Runtime.Parallelism = i, parallelism
+		j, err := Build(p, e)
+		if err != nil {
+			return nil, err
+		}
+		copies = append(copies, j)
+	}
+	job := &Job{}
+	for k := range copies[0].Pipelines {
+		var ps []*engine.Pipeline
+		for _, j := range copies {
+			ps = append(ps, j.Pipelines[k])
+		}
+		par, err := engine.Parallelize(ps, 0, 0)
+		if err != nil {
+			return nil, err
+		}
+		job.Pipelines = append(job.Pipelines, par...)
+	}
+	return job, nil
+}
+
 type builder struct {
 	env    Env
 	fnames map[uint32]string

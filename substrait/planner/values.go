@@ -45,7 +45,7 @@ func (b *builder) values(rd *pb.ReadRel, vt *pb.ReadRel_VirtualTable) (*chain, e
 			cols[c] = append(cols[c], e)
 		}
 	}
-	src := &valuesSource{schema: schema, cols: cols, rows: len(rows), mem: b.env.Runtime.Mem}
+	src := &valuesSource{schema: schema, cols: cols, rows: len(rows), mem: b.env.Runtime.Mem, subtask: b.env.Runtime.Subtask}
 	c := &chain{source: src, schema: schema, sourceName: "values"}
 	return c, b.emit(c, rd.GetCommon())
 }
@@ -56,9 +56,14 @@ type valuesSource struct {
 	cols   [][]kernels.Expr // per column, per row
 	rows   int
 	mem    memory.Allocator
+	// subtask: at parallelism > 1 only subtask 0 emits the rows.
+	subtask int
 }
 
 func (v *valuesSource) Run(ctx context.Context, emit func(engine.Message) error) error {
+	if v.subtask > 0 {
+		return nil // the rows come from subtask 0
+	}
 	one := vector.New(array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 1))
 	defer one.Release()
 	arrs := make([]arrow.Array, len(v.cols))

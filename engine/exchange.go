@@ -1,0 +1,421 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/clink-dev/clink/checkpoint"
+	"github.com/clink-dev/clink/kernels"
+	"github.com/clink-dev/clink/kernels/op"
+	"github.com/clink-dev/clink/vector"
+)
+
+// Keyed is implemented by operators whose state is partitioned by key: at
+// parallelism > 1 the rows reaching subtask j of such an operator are the
+// rows whose key group subtask j owns.
+type Keyed = op.Keyed
+
+// exchange is an all-to-all keyed shuffle between p upstream and p
+// downstream subtasks: ch[i][j] carries what upstream i sends downstream j,
+// rows, watermarks, barriers and end of input in order.
+type exchange struct {
+	p       int
+	maxPar  int
+	keys    []int
+	ch      [][]chan Message
+	mu      sync.Mutex
+	ctx     context.Context
+	bound   chan struct{}
+	bindOne sync.Once
+}
+
+func newExchange(p, maxPar, depth int, keys []int) *exchange {
+	x := &exchange{p: p, maxPar: maxPar, keys: keys, ch: make([][]chan Message, p), bound: make(chan struct{})}
+	for i := range x.ch {
+		x.ch[i] = make([]chan Message, p)
+		for j := range x.ch[i] {
+			x.ch[i][j] = make(chan Message, depth)
+		}
+	}
+	return x
+}
+
+// bind gives the exchange the job's context: sends stop when it is done.
+func (x *exchange) bind(ctx context.Context) {
+	x.bindOne.Do(func() {
+		x.ctx = ctx
+		close(x.bound)
+	})
+}
+
+func (x *exchange) send(ch chan<- Message, m Message) error {
+	<-x.bound
+	select {
+	case ch <- m:
+		return nil
+	case <-x.ctx.Done():
+		if m.Batch != nil {
+			m.Batch.Release()
+		}
+		return x.ctx.Err()
+	}
+}
+
+// exchangeSink is upstream subtask i's end: it routes each row to the
+// downstream subtask that owns its key's key group and broadcasts
+// watermarks, barriers and end of input.
+type exchangeSink struct {
+	x     *exchange
+	i     int
+	mem   memory.Allocator
+	owner []int32 // key group -> downstream subtask
+	dests []int32 // per row, scratch
+}
+
+func (s *exchangeSink) Write(b *vector.Batch) error {
+	x := s.x
+	n := b.NumRows()
+	cols := make([]arrow.Array, len(x.keys))
+	for k, c := range x.keys {
+		cols[k] = b.Column(c)
+	}
+	hs, err := kernels.KeyHashes(cols, n)
+	if err != nil {
+		b.Release()
+		return err
+	}
+	if s.owner == nil {
+		s.owner = make([]int32, x.maxPar)
+		for g := range s.owner {
+			s.owner[g] = int32(checkpoint.KeyGroupOwner(x.maxPar, x.p, int32(g)))
+		}
+	}
+	per := make([][]int32, x.p)
+	b.Rows(func(r int) {
+		j := s.owner[checkpoint.KeyGroupOf(hs[r], x.maxPar)]
+		per[j] = append(per[j], int32(r))
+	})
+	for j, rows := range per {
+		if len(rows) == 0 {
+			continue
+		}
+		var out *vector.Batch
+		if len(rows) == n && b.Sel == nil {
+			b.Rec.Retain()
+			out = vector.New(b.Rec)
+			out.RowWatermark, out.Kinds = b.RowWatermark, b.Kinds
+		} else {
+			out = takeRows(s.mem, b, rows)
+		}
+		if err := x.send(x.ch[s.i][j], Message{Kind: KindData, Batch: out}); err != nil {
+			b.Release()
+			return err
+		}
+	}
+	b.Release()
+	return nil
+}
+
+// takeRows gathers rows of b into a new batch with their row watermarks
+// and kinds.
+func takeRows(mem memory.Allocator, b *vector.Batch, rows []int32) *vector.Batch {
+	cols := make([]arrow.Array, b.Rec.NumCols())
+	for c := range cols {
+		cols[c] = vector.Take(mem, b.Column(c), rows)
+	}
+	rec := array.NewRecordBatch(b.Schema(), cols, int64(len(rows)))
+	for _, c := range cols {
+		c.Release()
+	}
+	out := vector.New(rec)
+	if b.RowWatermark != nil {
+		out.RowWatermark = make([]int64, len(rows))
+		for k, r := range rows {
+			out.RowWatermark[k] = b.RowWatermark[r]
+		}
+	}
+	if b.Kinds != nil {
+		out.Kinds = make([]vector.RowKind, len(rows))
+		for k, r := range rows {
+			out.Kinds[k] = b.Kinds[r]
+		}
+	}
+	return out
+}
+
+func (s *exchangeSink) broadcast(m Message) error {
+	for j := range s.x.p {
+		if err := s.x.send(s.x.ch[s.i][j], m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// watermark, barrier and end are what sinkOutput forwards to an exchange.
+func (s *exchangeSink) watermark(wm int64) error {
+	return s.broadcast(Message{Kind: KindWatermark, Watermark: wm})
+}
+func (s *exchangeSink) barrier(id uint64) error {
+	return s.broadcast(Message{Kind: KindBarrier, Checkpoint: id})
+}
+func (s *exchangeSink) end() error {
+	if err := s.broadcast(Message{Kind: KindWatermark, Watermark: MaxWatermark}); err != nil {
+		return err
+	}
+	return s.broadcast(Message{Kind: KindEnd})
+}
+func (s *exchangeSink) Flush() error { return nil }
+func (s *exchangeSink) Close() error { return nil }
+
+// exchangeSource is downstream subtask j's start: it merges the p
+// upstream channels into one stream. Its watermark is the minimum of the
+// inputs'; a barrier passes once every input delivered it or ended (an
+// input that delivered it is not read meanwhile); it ends when every input
+// ended. It keeps no state of its own.
+type exchangeSource struct {
+	x *exchange
+	j int
+}
+
+func (s *exchangeSource) SetBarriers(*Barriers)                {}
+func (s *exchangeSource) SnapshotState(*Snapshot) error        { return nil }
+func (s *exchangeSource) RestoreState(*Restore) error          { return nil }
+func (s *exchangeSource) Stats() map[string]int64              { return nil }
+func (s *exchangeSource) String() string                       { return fmt.Sprintf("exchange-%d", s.j) }
+func (s *exchangeSource) bindExchange(ctx context.Context)     { s.x.bind(ctx) }
+func (s *exchangeSink) bindExchange(ctx context.Context)       { s.x.bind(ctx) }
+func (s *exchangeSource) Run(ctx context.Context, emit func(Message) error) error {
+	p := s.x.p
+	in := make([]chan Message, p)
+	for i := range in {
+		in[i] = s.x.ch[i][s.j]
+	}
+	wms := make([]int64, p)
+	for i := range wms {
+		wms[i] = MinWatermark
+	}
+	ended := make([]bool, p)
+	waiting := make([]uint64, p)
+	lastWM := MinWatermark
+	open := p
+	// Inputs are read one message at a time, round-robin over those not
+	// waiting at a barrier; a select over all keeps every input moving.
+	cases := make([]chan Message, p)
+	for open > 0 {
+		var pending uint64
+		for i := range p {
+			cases[i] = in[i]
+			if ended[i] || waiting[i] != 0 {
+				cases[i] = nil
+			}
+			if waiting[i] != 0 {
+				pending = waiting[i]
+			}
+		}
+		if pending != 0 {
+			done := true
+			for i := range p {
+				if waiting[i] != pending && !ended[i] {
+					done = false
+				}
+			}
+			if done {
+				for i := range waiting {
+					waiting[i] = 0
+				}
+				if err := emit(Message{Kind: KindBarrier, Checkpoint: pending}); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		i, m, ok := recvAny(ctx, cases)
+		if i < 0 {
+			return ctx.Err()
+		}
+		if !ok {
+			// An upstream stopped without ending: the job is stopping.
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		switch m.Kind {
+		case KindData:
+			if err := emit(m); err != nil {
+				return err
+			}
+		case KindWatermark:
+			if m.Watermark > wms[i] {
+				wms[i] = m.Watermark
+			}
+			if wm := minWM(wms, ended); wm > lastWM && wm != MaxWatermark {
+				lastWM = wm
+				if err := emit(Message{Kind: KindWatermark, Watermark: wm}); err != nil {
+					return err
+				}
+			}
+		case KindBarrier:
+			waiting[i] = m.Checkpoint
+		case KindEnd:
+			ended[i] = true
+			open--
+			if wm := minWM(wms, ended); wm > lastWM && wm != MaxWatermark {
+				lastWM = wm
+				if err := emit(Message{Kind: KindWatermark, Watermark: wm}); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil // the runtime sends the final watermark and end
+}
+
+// minWM is the minimum watermark over inputs that have not ended.
+func minWM(wms []int64, ended []bool) int64 {
+	wm := MaxWatermark
+	for i, w := range wms {
+		if !ended[i] && w < wm {
+			wm = w
+		}
+	}
+	return wm
+}
+
+// recvAny receives from one of the non-nil channels (-1: ctx is done).
+// It selects over a varying set, once per message (a message is a batch
+// of up to thousands of rows, so the cost is per batch, not per row).
+func recvAny(ctx context.Context, chans []chan Message) (int, Message, bool) {
+	cases := make([]reflect.SelectCase, 0, len(chans)+1)
+	idx := make([]int, 0, len(chans))
+	for i, c := range chans {
+		if c != nil {
+			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(c)})
+			idx = append(idx, i)
+		}
+	}
+	cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())})
+	k, v, ok := reflect.Select(cases)
+	if k == len(idx) {
+		return -1, Message{}, false
+	}
+	if !ok {
+		return idx[k], Message{}, false
+	}
+	return idx[k], v.Interface().(Message), true
+}
+
+// exchangeBinder is implemented by the exchange's ends: RunJob binds them
+// to the job's context.
+type exchangeBinder interface {
+	bindExchange(ctx context.Context)
+}
+
+// exchangeOut is a sink that passes watermarks, barriers and end of input
+// on (an exchange's upstream end) rather than ending the stream.
+type exchangeOut interface {
+	watermark(wm int64) error
+	barrier(id uint64) error
+	end() error
+}
+
+// Parallelize turns p copies of one linear pipeline (built for subtasks
+// 0..p-1) into the pipelines of a parallel job: when the chain has a keyed
+// operator, an all-to-all keyed exchange is put in front of it, so that
+// subtask j of the operator sees exactly the keys whose key groups it owns
+// (key group = the engine's key hash mod maxPar, Flink's ranges). The
+// result runs with RunJob. Joins and unions (binary nodes), more than one
+// keyed operator, and stateful operators that are not keyed are refused.
+func Parallelize(copies []*Pipeline, maxPar, depth int) ([]*Pipeline, error) {
+	p := len(copies)
+	if p == 1 {
+		return copies, nil
+	}
+	if maxPar <= 0 {
+		maxPar = checkpoint.DefaultMaxParallelism
+	}
+	if p > maxPar {
+		return nil, fmt.Errorf("parallelism %d is more than the %d key groups", p, maxPar)
+	}
+	if depth <= 0 {
+		depth = 4
+	}
+	cut := -1
+	var keys []int
+	for i, c := range copies {
+		root := c.root()
+		if root.Binary != nil || len(root.Inputs) > 0 {
+			return nil, fmt.Errorf("parallelism > 1 is not supported yet for jobs with joins or UNION")
+		}
+		for k, o := range root.Ops {
+			name := fmt.Sprintf("op%d", k+1)
+			if k < len(root.Names) {
+				name = root.Names[k]
+			}
+			if ko, ok := o.(Keyed); ok {
+				if i == 0 {
+					if cut >= 0 {
+						return nil, fmt.Errorf("parallelism > 1 is not supported yet for more than one keyed operator in a pipeline (%s)", name)
+					}
+					cut, keys = k, ko.KeyColumns()
+				}
+				continue
+			}
+			if _, ok := o.(Stateless); !ok {
+				return nil, fmt.Errorf("parallelism > 1 is not supported yet for operator %s", name)
+			}
+		}
+	}
+	for i, c := range copies {
+		c.Subtask, c.Parallelism = i, p
+	}
+	if cut < 0 {
+		return copies, nil // every subtask runs alone
+	}
+	x := newExchange(p, maxPar, depth, keys)
+	var out []*Pipeline
+	for i, c := range copies {
+		root := c.root()
+		up := &Pipeline{
+			Name:         c.Name,
+			Root:         &Node{Source: root.Source, SourceName: root.SourceName, Ops: root.Ops[:cut], Names: namesUpTo(root.Names, cut)},
+			Sink:         &exchangeSink{x: x, i: i, mem: memory.DefaultAllocator},
+			SinkName:     "exchange",
+			ChannelDepth: c.ChannelDepth,
+			Subtask:      i, Parallelism: p,
+		}
+		out = append(out, up)
+	}
+	for j, c := range copies {
+		root := c.root()
+		down := &Pipeline{
+			Name:         c.Name,
+			Root:         &Node{Source: &exchangeSource{x: x, j: j}, SourceName: "exchange", Ops: root.Ops[cut:], Names: namesFrom(root.Names, cut)},
+			Sink:         c.Sink,
+			SinkName:     c.SinkName,
+			ChannelDepth: c.ChannelDepth,
+			Subtask:      j, Parallelism: p,
+		}
+		out = append(out, down)
+	}
+	return out, nil
+}
+
+func namesUpTo(names []string, k int) []string {
+	if k > len(names) {
+		k = len(names)
+	}
+	return names[:k]
+}
+
+func namesFrom(names []string, k int) []string {
+	if k > len(names) {
+		return nil
+	}
+	return names[k:]
+}
