@@ -455,7 +455,9 @@ func (ck *checkpointer) snapshotLocked(c *component, p *pendingCP) error {
 	}
 	if c.st != nil {
 		s := &Snapshot{ID: p.id, MaxParallelism: ck.cfg.MaxParallelism, Mem: ck.cfg.Mem,
-			Open: func(slots []checkpoint.Slot) (*checkpoint.PartWriter, error) { return p.w.Part(c.name, c.subtask, slots) }}
+			Open: func(slots []checkpoint.Slot) (*checkpoint.PartWriter, error) {
+				return p.w.Part(c.name, c.subtask, slots)
+			}}
 		if err := c.st.SnapshotState(s); err != nil {
 			p.failed = err
 			return fmt.Errorf("checkpoint %d: %s: %w", p.id, c.name, err)
@@ -475,7 +477,9 @@ func (ck *checkpointer) snapshot(c *component, id uint64) error {
 	}
 	if c != nil && c.st != nil {
 		s := &Snapshot{ID: id, MaxParallelism: ck.cfg.MaxParallelism, Mem: ck.cfg.Mem,
-			Open: func(slots []checkpoint.Slot) (*checkpoint.PartWriter, error) { return p.w.Part(c.name, c.subtask, slots) }}
+			Open: func(slots []checkpoint.Slot) (*checkpoint.PartWriter, error) {
+				return p.w.Part(c.name, c.subtask, slots)
+			}}
 		if err := c.st.SnapshotState(s); err != nil {
 			return fmt.Errorf("checkpoint %d: %s: %w", id, c.name, err)
 		}

@@ -184,13 +184,13 @@ type exchangeSource struct {
 	j int
 }
 
-func (s *exchangeSource) SetBarriers(*Barriers)                {}
-func (s *exchangeSource) SnapshotState(*Snapshot) error        { return nil }
-func (s *exchangeSource) RestoreState(*Restore) error          { return nil }
-func (s *exchangeSource) Stats() map[string]int64              { return nil }
-func (s *exchangeSource) String() string                       { return fmt.Sprintf("exchange-%d", s.j) }
-func (s *exchangeSource) bindExchange(ctx context.Context)     { s.x.bind(ctx) }
-func (s *exchangeSink) bindExchange(ctx context.Context)       { s.x.bind(ctx) }
+func (s *exchangeSource) SetBarriers(*Barriers)            {}
+func (s *exchangeSource) SnapshotState(*Snapshot) error    { return nil }
+func (s *exchangeSource) RestoreState(*Restore) error      { return nil }
+func (s *exchangeSource) Stats() map[string]int64          { return nil }
+func (s *exchangeSource) String() string                   { return fmt.Sprintf("exchange-%d", s.j) }
+func (s *exchangeSource) bindExchange(ctx context.Context) { s.x.bind(ctx) }
+func (s *exchangeSink) bindExchange(ctx context.Context)   { s.x.bind(ctx) }
 func (s *exchangeSource) Run(ctx context.Context, emit func(Message) error) error {
 	p := s.x.p
 	in := make([]chan Message, p)
