@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"sync"
 
 	"github.com/clink-dev/clink/connectors"
 	cjson "github.com/clink-dev/clink/connectors/formats/json"
@@ -60,11 +61,17 @@ func (s *Sink) Write(b *vector.Batch) error {
 		s.buf = cjson.AppendBatch(s.buf[:0], b)
 	}
 	b.Release()
+	// Subtasks of a parallel job share the output: a batch's lines go out
+	// together.
+	printMu.Lock()
+	defer printMu.Unlock()
 	if _, err := s.w.Write(s.buf); err != nil {
 		return fmt.Errorf("print sink: %w", err)
 	}
 	return s.w.Flush()
 }
+
+var printMu sync.Mutex
 
 // AppendChangelog writes the live rows of a changelog batch as JSON lines
 // whose first key, "op", is the row's kind (+I, -U, +U, -D), as Flink's

@@ -109,12 +109,12 @@ func runFile(t *testing.T, path string) {
 			}
 			want := slices.Clone(b.Body)
 			slices.Sort(want)
-			for i, res := range results {
+			for _, res := range results {
 				if !slices.Equal(res.Rows, results[0].Rows) {
-					t.Errorf("%s: batch size %d gives different rows than batch size %d:\n%s\nvs\n%s", where, r.Batches[i], r.Batches[0], strings.Join(res.Rows, "\n"), strings.Join(results[0].Rows, "\n"))
+					t.Errorf("%s: %s gives different rows than %s:\n%s\nvs\n%s", where, res.Label, results[0].Label, strings.Join(res.Rows, "\n"), strings.Join(results[0].Rows, "\n"))
 				}
 				if res.Late != results[0].Late || res.Skipped != results[0].Skipped {
-					t.Errorf("%s: batch size %d counts late=%d skipped=%d, batch size %d late=%d skipped=%d", where, r.Batches[i], res.Late, res.Skipped, r.Batches[0], results[0].Late, results[0].Skipped)
+					t.Errorf("%s: %s counts late=%d skipped=%d, %s late=%d skipped=%d", where, res.Label, res.Late, res.Skipped, results[0].Label, results[0].Late, results[0].Skipped)
 				}
 			}
 			got := results[0]

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -110,6 +111,8 @@ func ParseFile(path string) ([]*Block, error) {
 
 // Result is what one query run produced.
 type Result struct {
+	// Label names the run: its batch size, and parallelism when above 1.
+	Label   string
 	Rows    []string
 	Late    int64
 	Skipped int64
@@ -216,19 +219,48 @@ func (r *Runner) Query(sqlText string) ([]Result, error) {
 		if err := proto.Unmarshal(data, &back); err != nil {
 			return nil, err
 		}
-		res := r.run(&back, bs)
+		res := r.run(&back, bs, 1)
+		res.Label = fmt.Sprintf("batch size %d", bs)
+		results = append(results, res)
+	}
+	// The same rows at parallelism 2 and 3 (DESIGN §3), for the jobs that
+	// run in parallel.
+	for _, p := range []int{2, 3} {
+		var back pb.Plan
+		if err := proto.Unmarshal(data, &back); err != nil {
+			return nil, err
+		}
+		res := r.run(&back, 7, p)
+		if res.Err != nil && strings.Contains(res.Err.Error(), "parallelism > 1 is not supported yet") {
+			continue
+		}
+		res.Label = fmt.Sprintf("batch size 7 at parallelism %d", p)
 		results = append(results, res)
 	}
 	return results, nil
 }
 
-func (r *Runner) run(plan *pb.Plan, batch int) Result {
+// syncWriter serializes writes (the subtasks of a parallel job print
+// concurrently).
+type syncWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func (r *Runner) run(plan *pb.Plan, batch, parallelism int) Result {
 	var out bytes.Buffer
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	rt := connectors.Runtime{BatchSize: batch, Linger: time.Hour, Mem: mem, Stdout: &out, Stderr: &out}
+	sw := &syncWriter{w: &out}
+	rt := connectors.Runtime{BatchSize: batch, Linger: time.Hour, Mem: mem, Stdout: sw, Stderr: sw}
 	funcs := kernels.NewRegistry()
 	kernels.RegisterScalar(funcs)
-	job, err := planner.Build(plan, planner.Env{Connectors: r.Reg, Funcs: funcs, Runtime: rt})
+	job, err := planner.BuildParallel(plan, planner.Env{Connectors: r.Reg, Funcs: funcs, Runtime: rt}, parallelism)
 	if err != nil {
 		return Result{Err: err}
 	}
