@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -14,9 +15,17 @@ import (
 // and each session is a group id with its own interval and accumulators.
 // A row's interval [ts, ts+gap) joins every session of its key that it
 // overlaps or touches; joining two sessions merges their accumulators. A
-// min-heap by end finds the sessions a watermark fires; its entries are
-// checked lazily (a merged-away session's generation no longer matches, an
-// extended session is pushed back with its new end).
+// min-heap of deadlines finds the sessions a watermark fires (at their end)
+// or frees (at end + allowed lateness, once fired); its entries are checked
+// lazily (a merged-away or freed session's generation no longer matches, a
+// session whose deadline moved later is pushed back with the new one).
+//
+// With allowed lateness a fired session stays live until the watermark
+// passes its end + lateness. Invariant between calls: a session is fired
+// (its last emitted row equals its current bounds and values) exactly when
+// its end <= the watermark. A row that changes a fired session, or opens
+// or extends a session to an end the watermark already passed, is handled
+// on its own (lateSessionRow) and emits its changelog immediately.
 type winSessions struct {
 	gap int64
 
@@ -30,6 +39,7 @@ type winSessions struct {
 	seq   []int64 // first appearance of any of its rows
 	gen   []uint32
 	live  []bool
+	fired []bool  // emitted; kept for allowed lateness
 	fwd   []int32 // merged into (during one Add), -1 otherwise
 	used  int     // gids ever handed out
 	free  []int32
@@ -40,10 +50,16 @@ type winSessions struct {
 	gids   []int32
 	repush []winSessItem
 	empty  []int32
+	fire   []int32
+	freed  []int32
+	olds   []int32
+	one    [2][1]int32 // a single (gid, row) entry
 }
 
+// winSessItem is a heap entry: at is when the session needs a look (its
+// end while it has not fired, end + allowed lateness after).
 type winSessItem struct {
-	end int64
+	at  int64
 	gid int32
 	gen uint32
 }
@@ -64,6 +80,7 @@ func (s *winSessions) alloc(w *WindowAgg) int32 {
 		s.seq = append(s.seq, make([]int64, grow)...)
 		s.gen = append(s.gen, make([]uint32, grow)...)
 		s.live = append(s.live, make([]bool, grow)...)
+		s.fired = append(s.fired, make([]bool, grow)...)
 		for range grow {
 			s.fwd = append(s.fwd, -1)
 		}
@@ -88,56 +105,20 @@ func (w *WindowAgg) addSessions(b *vector.Batch, rows []int32, n int) {
 	gids := winGrow(s.gids, n)
 	s.gids = gids
 	tss := w.ends[:n]
+	lateness := w.cfg.AllowedLateness > 0
+	seg := 0 // rows [seg, k) are assigned but not yet folded in
 	for k, kid := range kids {
 		lo := tss[k]
 		hi := lo + s.gap
-		first, prev := int32(-1), int32(-1)
-		for g := s.head[kid]; g >= 0; {
-			nx := s.next[g]
-			switch {
-			case lo > s.end[g] || hi < s.start[g]:
-				prev = g
-			case first < 0:
-				first, prev = g, g
-				s.start[g] = min(s.start[g], lo)
-				s.end[g] = max(s.end[g], hi)
-			default:
-				// The row bridges first and g: fold g into first.
-				s.start[first] = min(s.start[first], s.start[g])
-				s.end[first] = max(s.end[first], s.end[g])
-				s.seq[first] = min(s.seq[first], s.seq[g])
-				s.next[prev] = nx
-				w.aggs.merge(first, g)
-				s.fwd[g] = first
-				s.live[g] = false
-				s.gen[g]++
-				s.n--
-				s.merged = append(s.merged, g)
-			}
-			g = nx
+		if lateness && (hi <= w.wm || s.touchesFired(kid, lo, hi)) {
+			w.flushSessionRows(b, gids, rows, seg, k, n)
+			w.lateSessionRow(b, kid, lo, hi, w.seq+int64(k), w.rowOf(rows, k))
+			seg = k + 1
+			continue
 		}
-		if first < 0 {
-			first = s.alloc(w)
-			s.start[first], s.end[first] = lo, hi
-			s.seq[first] = w.seq + int64(k)
-			s.kid[first] = kid
-			s.live[first] = true
-			s.next[first] = s.head[kid]
-			s.head[kid] = first
-			s.n++
-			s.push(winSessItem{end: hi, gid: first, gen: s.gen[first]})
-		}
-		gids[k] = first
+		gids[k] = w.joinSession(kid, lo, hi, w.seq+int64(k))
 	}
-	if len(s.merged) > 0 {
-		for k, g := range gids {
-			for s.fwd[g] >= 0 {
-				g = s.fwd[g]
-			}
-			gids[k] = g
-		}
-	}
-	w.update(b, gids, rows)
+	w.flushSessionRows(b, gids, rows, seg, n, n)
 	if len(s.merged) > 0 {
 		w.aggs.reset(s.merged)
 		for _, g := range s.merged {
@@ -149,50 +130,227 @@ func (w *WindowAgg) addSessions(b *vector.Batch, rows []int32, n int) {
 	w.seq += int64(n)
 }
 
+// rowOf is the physical row of entry k (rows nil: entry k is row k).
+func (w *WindowAgg) rowOf(rows []int32, k int) int32 {
+	if rows == nil {
+		return int32(k)
+	}
+	return rows[k]
+}
+
+// rowsOf is the physical rows of entries [lo, hi) of n, in the form
+// aggregate updates take (nil: all n entries are rows 0..n-1).
+func (w *WindowAgg) rowsOf(rows []int32, lo, hi, n int) []int32 {
+	if rows != nil {
+		return rows[lo:hi]
+	}
+	if lo == 0 && hi == n {
+		return nil
+	}
+	return w.iota[lo:hi] // rows nil: the batch has no selection, iota covers it
+}
+
+// flushSessionRows folds entries [lo, hi) into the sessions they were
+// assigned to (or, if those merged since, into the sessions they merged
+// into).
+func (w *WindowAgg) flushSessionRows(b *vector.Batch, gids, rows []int32, lo, hi, n int) {
+	if lo >= hi {
+		return
+	}
+	s := w.sess
+	seg := gids[lo:hi]
+	if len(s.merged) > 0 {
+		for k, g := range seg {
+			for s.fwd[g] >= 0 {
+				g = s.fwd[g]
+			}
+			seg[k] = g
+		}
+	}
+	w.update(b, seg, w.rowsOf(rows, lo, hi, n))
+}
+
+// touchesFired reports whether [lo, hi) overlaps or touches a fired
+// session of key kid.
+func (s *winSessions) touchesFired(kid int32, lo, hi int64) bool {
+	for g := s.head[kid]; g >= 0; g = s.next[g] {
+		if s.fired[g] && lo <= s.end[g] && hi >= s.start[g] {
+			return true
+		}
+	}
+	return false
+}
+
+// joinSession joins [lo, hi) with the sessions of kid it overlaps or
+// touches and returns the resulting session (a new one if none). Merged
+// sessions' accumulators are folded into it; their group ids forward to it
+// until the end of the Add.
+func (w *WindowAgg) joinSession(kid int32, lo, hi, seq int64) int32 {
+	s := w.sess
+	first, prev := int32(-1), int32(-1)
+	for g := s.head[kid]; g >= 0; {
+		nx := s.next[g]
+		switch {
+		case lo > s.end[g] || hi < s.start[g]:
+			prev = g
+		case first < 0:
+			first, prev = g, g
+			s.start[g] = min(s.start[g], lo)
+			s.end[g] = max(s.end[g], hi)
+		default:
+			// The row bridges first and g: fold g into first.
+			s.start[first] = min(s.start[first], s.start[g])
+			s.end[first] = max(s.end[first], s.end[g])
+			s.seq[first] = min(s.seq[first], s.seq[g])
+			s.next[prev] = nx
+			w.aggs.merge(first, g)
+			s.fwd[g] = first
+			s.live[g] = false
+			s.fired[g] = false
+			s.gen[g]++
+			s.n--
+			s.merged = append(s.merged, g)
+		}
+		g = nx
+	}
+	if first < 0 {
+		first = s.alloc(w)
+		s.start[first], s.end[first] = lo, hi
+		s.seq[first] = seq
+		s.kid[first] = kid
+		s.live[first] = true
+		s.fired[first] = false
+		s.next[first] = s.head[kid]
+		s.head[kid] = first
+		s.n++
+		s.push(winSessItem{at: hi, gid: first, gen: s.gen[first]})
+	}
+	return first
+}
+
+// lateSessionRow adds one row that changes a fired session or lands in a
+// session whose end the watermark already passed (allowed lateness), and
+// queues its changelog (docs/semantics.md, "Allowed lateness"):
+//
+//   - every fired session the row joins is retracted by its old row: -U
+//     if the resulting session keeps its bounds and has fired, -D if its
+//     bounds change (an upsert sink keys rows by key and bounds) or if it
+//     has not fired;
+//   - the resulting session, if the watermark reached its end, is emitted:
+//     +U after a -U, +I otherwise. If not, it fires later with +I.
+func (w *WindowAgg) lateSessionRow(b *vector.Batch, kid int32, lo, hi, seq int64, row int32) {
+	s := w.sess
+	olds := s.olds[:0]
+	rs, re := lo, hi
+	for g := s.head[kid]; g >= 0; g = s.next[g] {
+		if lo > s.end[g] || hi < s.start[g] {
+			continue
+		}
+		rs, re = min(rs, s.start[g]), max(re, s.end[g])
+		if s.fired[g] {
+			olds = append(olds, g)
+		}
+	}
+	s.olds = olds
+	due := re <= w.wm
+	same := false
+	if len(olds) > 0 {
+		// Sessions of a key are disjoint: order by end is the firing order.
+		slices.SortFunc(olds, func(a, b int32) int { return cmp.Compare(s.end[a], s.end[b]) })
+		kinds := make([]vector.RowKind, len(olds))
+		starts, ends := make([]int64, len(olds)), make([]int64, len(olds))
+		kids := make([]int32, len(olds))
+		for i, g := range olds {
+			starts[i], ends[i], kids[i] = s.start[g], s.end[g], kid
+			kinds[i] = vector.Delete
+			if due && s.start[g] == rs && s.end[g] == re {
+				kinds[i], same = vector.UpdateBefore, true
+			}
+		}
+		w.queueUpdates(olds, kids, starts, ends, kinds)
+	}
+	g := w.joinSession(kid, lo, hi, seq)
+	s.one[0][0], s.one[1][0] = g, row
+	w.update(b, s.one[0][:], s.one[1][:])
+	if !due {
+		s.fired[g] = false
+		if len(olds) > 0 {
+			// g may have been fired, its heap entry then waits for its old
+			// end + lateness: it must fire again at its new end.
+			s.gen[g]++
+			s.push(winSessItem{at: s.end[g], gid: g, gen: s.gen[g]})
+		}
+		return
+	}
+	s.fired[g] = true
+	kind := vector.Insert
+	if same {
+		kind = vector.UpdateAfter
+	}
+	w.queueUpdates([]int32{g}, []int32{kid}, []int64{s.start[g]}, []int64{s.end[g]}, []vector.RowKind{kind})
+}
+
+// fireSessions emits the sessions the watermark reached and frees those
+// past their allowed lateness.
 func (w *WindowAgg) fireSessions(wm int64) []arrow.RecordBatch {
 	s := w.sess
-	fired := w.fired[:0]
+	L := w.cfg.AllowedLateness
+	freeBy := w.lessLatenessOf(wm, L) // free sessions with end <= freeBy
+	fire, freed := s.fire[:0], s.freed[:0]
 	s.repush = s.repush[:0]
-	for len(s.heap) > 0 && s.heap[0].end <= wm {
+	for len(s.heap) > 0 && s.heap[0].at <= wm {
 		it := s.pop()
-		switch {
-		case !s.live[it.gid] || s.gen[it.gid] != it.gen:
-		case s.end[it.gid] <= wm:
-			fired = append(fired, it.gid)
-		default:
-			it.end = s.end[it.gid]
-			s.repush = append(s.repush, it)
+		g := it.gid
+		if !s.live[g] || s.gen[g] != it.gen {
+			continue
 		}
+		if !s.fired[g] {
+			if s.end[g] > wm {
+				it.at = s.end[g]
+				s.repush = append(s.repush, it)
+				continue
+			}
+			fire = append(fire, g)
+			s.fired[g] = true
+		}
+		if s.end[g] <= freeBy {
+			freed = append(freed, g)
+			continue
+		}
+		it.at = winAddSat(s.end[g], L)
+		s.repush = append(s.repush, it)
 	}
 	for _, it := range s.repush {
 		s.push(it)
 	}
-	w.fired = fired
-	if len(fired) == 0 {
-		return nil
-	}
-	slices.SortFunc(fired, func(a, b int32) int {
-		if c := cmp.Compare(s.end[a], s.end[b]); c != 0 {
-			return c
+	s.fire, s.freed = fire, freed
+	var recs []arrow.RecordBatch
+	if len(fire) > 0 {
+		slices.SortFunc(fire, func(a, b int32) int {
+			if c := cmp.Compare(s.end[a], s.end[b]); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(s.start[a], s.start[b]); c != 0 {
+				return c
+			}
+			return cmp.Compare(s.seq[a], s.seq[b])
+		})
+		kids := winGrow(s.gids, len(fire))
+		s.gids = kids
+		starts, ends := w.fstart[:0], w.fend[:0]
+		for j, g := range fire {
+			kids[j] = s.kid[g]
+			starts = append(starts, s.start[g])
+			ends = append(ends, s.end[g])
 		}
-		if c := cmp.Compare(s.start[a], s.start[b]); c != 0 {
-			return c
-		}
-		return cmp.Compare(s.seq[a], s.seq[b])
-	})
-	kids := winGrow(s.gids, len(fired))
-	s.gids = kids
-	starts, ends := w.fstart[:0], w.fend[:0]
-	for j, g := range fired {
-		kids[j] = s.kid[g]
-		starts = append(starts, s.start[g])
-		ends = append(ends, s.end[g])
+		w.fstart, w.fend = starts, ends
+		recs = w.emit(fire, kids, starts, ends)
 	}
-	w.fstart, w.fend = starts, ends
-	recs := w.emit(fired, kids, starts, ends)
-
+	if len(freed) == 0 {
+		return recs
+	}
 	empty := s.empty[:0]
-	for _, g := range fired {
+	for _, g := range freed {
 		kid := s.kid[g]
 		if s.head[kid] == g {
 			s.head[kid] = s.next[g]
@@ -207,14 +365,23 @@ func (w *WindowAgg) fireSessions(wm int64) []arrow.RecordBatch {
 			empty = append(empty, kid)
 		}
 		s.live[g] = false
+		s.fired[g] = false
 		s.gen[g]++
 	}
 	s.empty = empty
-	s.n -= len(fired)
-	w.aggs.reset(fired)
-	s.free = append(s.free, fired...)
+	s.n -= len(freed)
+	w.aggs.reset(freed)
+	s.free = append(s.free, freed...)
 	w.tbl.remove(empty)
 	return recs
+}
+
+// winAddSat is a + b (b >= 0), saturating at math.MaxInt64.
+func winAddSat(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 func (s *winSessions) push(it winSessItem) {
@@ -222,7 +389,7 @@ func (s *winSessions) push(it winSessItem) {
 	i := len(h) - 1
 	for i > 0 {
 		p := (i - 1) / 2
-		if h[p].end <= it.end {
+		if h[p].at <= it.at {
 			break
 		}
 		h[i] = h[p]
@@ -244,10 +411,10 @@ func (s *winSessions) pop() winSessItem {
 			if c >= len(h) {
 				break
 			}
-			if c+1 < len(h) && h[c+1].end < h[c].end {
+			if c+1 < len(h) && h[c+1].at < h[c].at {
 				c++
 			}
-			if last.end <= h[c].end {
+			if last.at <= h[c].at {
 				break
 			}
 			h[i] = h[c]

@@ -32,8 +32,8 @@ type WindowAggConfig struct {
 	MaxOutputRows int
 	// AllowedLateness keeps a window's state for this many ms after it
 	// fired: rows are late only when window end + AllowedLateness <= their
-	// watermark, and a row landing in a fired window updates it (TakeUpdates
-	// returns -U/+U rows). Not supported for SESSION.
+	// watermark (SESSION: ts + gap + AllowedLateness), and a row landing in
+	// a fired window updates it (TakeUpdates returns the changelog).
 	AllowedLateness int64
 }
 
@@ -116,9 +116,6 @@ func NewWindowAgg(cfg WindowAggConfig, mem memory.Allocator) (*WindowAgg, error)
 	}
 	if cfg.AllowedLateness < 0 {
 		return nil, fmt.Errorf("window aggregate: allowed lateness must not be negative")
-	}
-	if cfg.AllowedLateness > 0 && cfg.Window.Kind == WindowSession {
-		return nil, fmt.Errorf("allowed_lateness_ms with SESSION windows is not supported yet")
 	}
 	nf := cfg.Input.NumFields()
 	if cfg.TimeCol < 0 || cfg.TimeCol >= nf {
@@ -264,44 +261,67 @@ func (w *WindowAgg) Add(b *vector.Batch) error {
 		k := w.tbl.newK[j]
 		w.register(id, w.ends[k], w.seq+int64(k))
 	}
-	var oldG, freshG []int32
 	if w.cfg.AllowedLateness > 0 {
-		oldG, freshG = w.firedGroups(ids, n)
-	}
-	if len(oldG) > 0 {
-		st, en := w.boundsOf(oldG)
-		for _, r := range w.emit(oldG, oldG, st, en) {
-			w.updates = append(w.updates, r)
-			w.ukinds = append(w.ukinds, repeatKind(vector.UpdateBefore, int(r.NumRows())))
-		}
-	}
-	w.update(b, ids, rows)
-	if all := append(append([]int32{}, oldG...), freshG...); len(all) > 0 {
-		st, en := w.boundsOf(all)
-		kinds := make([]vector.RowKind, len(all))
-		for i := range all {
-			kinds[i] = vector.UpdateAfter
-			if i >= len(oldG) {
-				kinds[i] = vector.Insert
-			}
-		}
-		off := 0
-		for _, r := range w.emit(all, all, st, en) {
-			w.updates = append(w.updates, r)
-			w.ukinds = append(w.ukinds, kinds[off:off+int(r.NumRows())])
-			off += int(r.NumRows())
-		}
+		w.addLate(b, ids, rows, n)
+	} else {
+		w.update(b, ids, rows)
 	}
 	w.seq += int64(n)
 	return nil
 }
 
-func repeatKind(k vector.RowKind, n int) []vector.RowKind {
-	out := make([]vector.RowKind, n)
-	for i := range out {
-		out[i] = k
+// addLate folds entries into their groups when windows may have fired
+// (allowed lateness). An entry for a fired window is folded in on its own
+// and queues its change: -U old and +U new values, or +I for a group the
+// window did not have. One change per entry, in entry order, makes the
+// changelog the same at any batch size.
+func (w *WindowAgg) addLate(b *vector.Batch, ids, rows []int32, n int) {
+	var fresh map[int32]bool // groups this Add created, not emitted yet
+	var win *winWindow
+	seg := 0 // entries [seg, k) are not folded in yet
+	for k := 0; k < n; k++ {
+		if win == nil || win.end != w.ends[k] {
+			win = w.winByEnd[w.ends[k]]
+		}
+		if !win.fired {
+			continue
+		}
+		if seg < k {
+			w.update(b, ids[seg:k], w.rowsOf(rows, seg, k, n))
+		}
+		seg = k + 1
+		if fresh == nil {
+			fresh = make(map[int32]bool, len(w.tbl.newIDs))
+			for _, id := range w.tbl.newIDs {
+				fresh[id] = true
+			}
+		}
+		g := ids[k : k+1]
+		st, en := []int64{win.start}, []int64{win.end}
+		kind := vector.Insert
+		if fresh[g[0]] {
+			delete(fresh, g[0])
+		} else {
+			w.queueUpdates(g, g, st, en, []vector.RowKind{vector.UpdateBefore})
+			kind = vector.UpdateAfter
+		}
+		w.update(b, g, []int32{w.rowOf(rows, k)})
+		w.queueUpdates(g, g, st, en, []vector.RowKind{kind})
 	}
-	return out
+	if seg < n {
+		w.update(b, ids[seg:], w.rowsOf(rows, seg, n, n))
+	}
+}
+
+// queueUpdates emits the current rows of groups gids (key ids kids) as
+// changelog rows of the given kinds, for TakeUpdates.
+func (w *WindowAgg) queueUpdates(gids, kids []int32, starts, ends []int64, kinds []vector.RowKind) {
+	off := 0
+	for _, r := range w.emit(gids, kids, starts, ends) {
+		w.updates = append(w.updates, r)
+		w.ukinds = append(w.ukinds, kinds[off:off+int(r.NumRows())])
+		off += int(r.NumRows())
+	}
 }
 
 func (w *WindowAgg) update(b *vector.Batch, gids []int32, rows []int32) {
@@ -357,7 +377,7 @@ func (w *WindowAgg) assign(b *vector.Batch) int {
 				if rwm != nil && rwm[r] > lim {
 					lim = rwm[r]
 				}
-				if ts+sp.Gap <= lim {
+				if ts+sp.Gap <= w.lessLateness(lim) {
 					w.late++
 					continue
 				}
@@ -476,7 +496,10 @@ func (w *WindowAgg) register(id int32, end, seq int64) {
 	if win == nil || win.end != end {
 		win = w.winByEnd[end]
 		if win == nil {
-			win = &winWindow{start: w.windowStart(end), end: end, lastSeq: math.MinInt64}
+			// A window the watermark already passed (a row within the
+			// allowed lateness opened it) counts as fired: its groups
+			// are emitted as they change.
+			win = &winWindow{start: w.windowStart(end), end: end, fired: end <= w.wm, lastSeq: math.MinInt64}
 			if n := len(w.spare); n > 0 {
 				win.gids = w.spare[n-1][:0]
 				w.spare = w.spare[:n-1]
@@ -575,46 +598,71 @@ func (w *WindowAgg) lessLatenessOf(lim, l int64) int64 {
 	return lim - l
 }
 
-// TakeUpdates returns the changelog rows (-U old values, then +U new or +I
-// for a new group) that the last Add caused in windows that had already
-// fired, and their kinds; nil without allowed lateness.
+// TakeUpdates returns the changelog rows that the Adds since the last call
+// caused in windows that had already fired (allowed lateness), in records
+// of at most MaxOutputRows rows, and their kinds: for TUMBLE/HOP/CUMULATE
+// -U old and +U new values, or +I for a group new to the window; for
+// SESSION see lateSessionRow. nil without allowed lateness. The caller
+// owns the records.
 func (w *WindowAgg) TakeUpdates() ([]arrow.RecordBatch, [][]vector.RowKind) {
 	recs, kinds := w.updates, w.ukinds
 	w.updates, w.ukinds = nil, nil
-	return recs, kinds
-}
-
-// lateUpdates wraps an update of groups in fired windows: before is called
-// with the entries' ids before the accumulators change and returns a
-// function to call after.
-func (w *WindowAgg) firedGroups(ids []int32, n int) (old, fresh []int32) {
-	isNew := map[int32]bool{}
-	for _, id := range w.tbl.newIDs {
-		isNew[id] = true
+	if len(recs) < 2 {
+		return recs, kinds
 	}
-	seen := map[int32]bool{}
-	for k := 0; k < n; k++ {
-		win := w.winByEnd[w.ends[k]]
-		if win == nil || !win.fired || seen[ids[k]] {
+	// Late rows come one change at a time: join them into fewer records.
+	var outR []arrow.RecordBatch
+	var outK [][]vector.RowKind
+	for lo := 0; lo < len(recs); {
+		hi, rows := lo+1, recs[lo].NumRows()
+		for hi < len(recs) && rows+recs[hi].NumRows() <= int64(w.maxOut) {
+			rows += recs[hi].NumRows()
+			hi++
+		}
+		if hi == lo+1 {
+			outR, outK = append(outR, recs[lo]), append(outK, kinds[lo])
+			lo = hi
 			continue
 		}
-		seen[ids[k]] = true
-		if isNew[ids[k]] {
-			fresh = append(fresh, ids[k])
-		} else {
-			old = append(old, ids[k])
+		cols, err := winConcat(w.mem, recs[lo:hi], w.schema.NumFields())
+		if err != nil { // cannot happen below 2 GiB of strings; keep them apart
+			outR, outK = append(outR, recs[lo:hi]...), append(outK, kinds[lo:hi]...)
+			lo = hi
+			continue
 		}
+		var ks []vector.RowKind
+		for i, r := range recs[lo:hi] {
+			ks = append(ks, kinds[lo+i]...)
+			r.Release()
+		}
+		outR = append(outR, array.NewRecordBatch(w.schema, cols, rows))
+		outK = append(outK, ks)
+		for _, a := range cols {
+			a.Release()
+		}
+		lo = hi
 	}
-	return old, fresh
+	return outR, outK
 }
 
-func (w *WindowAgg) boundsOf(gids []int32) (starts, ends []int64) {
-	for _, g := range gids {
-		e := w.tbl.ends[g]
-		ends = append(ends, e)
-		starts = append(starts, w.windowStart(e))
+// winConcat concatenates the columns of recs.
+func winConcat(mem memory.Allocator, recs []arrow.RecordBatch, ncols int) ([]arrow.Array, error) {
+	cols := make([]arrow.Array, 0, ncols)
+	parts := make([]arrow.Array, len(recs))
+	for c := range ncols {
+		for i, r := range recs {
+			parts[i] = r.Column(c)
+		}
+		a, err := array.Concatenate(parts, mem)
+		if err != nil {
+			for _, a := range cols {
+				a.Release()
+			}
+			return nil, err
+		}
+		cols = append(cols, a)
 	}
-	return starts, ends
+	return cols, nil
 }
 
 // emit builds output records for groups gids with key ids kids.

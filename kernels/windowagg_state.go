@@ -88,7 +88,7 @@ func (w *WindowAgg) stateGroups() (gids, kids []int32, starts, ends []int64, fir
 			kids = append(kids, s.kid[g])
 			starts = append(starts, s.start[g])
 			ends = append(ends, s.end[g])
-			fired = append(fired, false)
+			fired = append(fired, s.fired[g])
 		}
 		return
 	}
@@ -273,7 +273,7 @@ func (w *WindowAgg) restoreRecord(rec arrow.RecordBatch, owns func(int32) bool, 
 
 	var gids []int32
 	if w.sess != nil {
-		gids = w.restoreSessions(keys, starts, ends, seqs, m)
+		gids = w.restoreSessions(keys, starts, ends, seqs, firedA, m)
 	} else {
 		ends := slices.Clone(ends)
 		ids := slices.Clone(w.tbl.lookup(ends, nil, keys, m))
@@ -313,7 +313,7 @@ func (w *WindowAgg) restoreRecord(rec arrow.RecordBatch, owns func(int32) bool, 
 }
 
 // restoreSessions recreates m sessions and returns their group ids.
-func (w *WindowAgg) restoreSessions(keys []arrow.Array, starts, ends, seqs []int64, m int) []int32 {
+func (w *WindowAgg) restoreSessions(keys []arrow.Array, starts, ends, seqs []int64, fired *array.Boolean, m int) []int32 {
 	s := w.sess
 	zeros := make([]int64, m)
 	kids := slices.Clone(w.tbl.lookup(zeros, nil, keys, m))
@@ -329,10 +329,11 @@ func (w *WindowAgg) restoreSessions(keys []arrow.Array, starts, ends, seqs []int
 		s.start[g], s.end[g], s.seq[g] = starts[k], ends[k], seqs[k]
 		s.kid[g] = kid
 		s.live[g] = true
+		s.fired[g] = fired.Value(k)
 		s.next[g] = s.head[kid]
 		s.head[kid] = g
 		s.n++
-		s.push(winSessItem{end: ends[k], gid: g, gen: s.gen[g]})
+		s.push(winSessItem{at: ends[k], gid: g, gen: s.gen[g]})
 		gids[k] = g
 	}
 	return gids

@@ -97,6 +97,7 @@ func TestWindowAggSnapshotRestore(t *testing.T) {
 					}
 					b.Release()
 					pending = pending[n:]
+					got = append(got, wtTakeUpdates(t, c, w)...)
 					if rng.IntN(8) == 0 {
 						id++
 						w = wtSnapshotRestore(t, c, w, mem, id, store)
@@ -113,7 +114,7 @@ func TestWindowAggSnapshotRestore(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got = append(got, wtLines(t, recs)...)
+				got = append(got, wtKindLines(t, recs, nil)...)
 				for _, r := range recs {
 					r.Release()
 				}

@@ -202,7 +202,12 @@ func wtRandomCase(seed uint64) wtCase {
 		useRowWM: rng.IntN(4) != 0,
 		weakHash: rng.IntN(4) == 0,
 	}
-	c.name = fmt.Sprintf("seed=%d/%s/keys=%v/aggs=%d/rowwm=%v/weak=%v", seed, spec.Kind, keys, len(aggs), c.useRowWM, c.weakHash)
+	// Allowed lateness draws from its own stream, so the cases without it
+	// stay the ones they were.
+	if lr := rand.New(rand.NewPCG(seed, 0x1a7e)); lr.IntN(2) == 0 {
+		c.cfg.AllowedLateness = max(grid, (1+lr.Int64N(3000))/grid*grid)
+	}
+	c.name = fmt.Sprintf("seed=%d/%s/keys=%v/aggs=%d/rowwm=%v/weak=%v/lateness=%d", seed, spec.Kind, keys, len(aggs), c.useRowWM, c.weakHash, c.cfg.AllowedLateness)
 
 	// Event time drifts forward from a negative start with jitter, so rows
 	// arrive out of order; partitions keep their own watermark (max ts
@@ -252,6 +257,7 @@ type wtRefGroup struct {
 	key        []any
 	seq        int
 	aggs       []wtRefAcc
+	fired      bool // emitted; kept for allowed lateness
 }
 
 type wtRefAcc struct {
@@ -421,8 +427,24 @@ func wtRefWindows(s WindowSpec, ts int64) [][2]int64 {
 	return out
 }
 
+// wtLessLateness is lim - l, saturating, and +inf stays +inf.
+func wtLessLateness(lim, l int64) int64 {
+	switch {
+	case l == 0 || lim == math.MaxInt64:
+		return lim
+	case lim < math.MinInt64+l:
+		return math.MinInt64
+	}
+	return lim - l
+}
+
+// wtReference runs c one row at a time and returns the changelog: "+I "
+// lines for firings, and with allowed lateness the changes rows make to
+// fired windows, one row at a time (docs/semantics.md, "Allowed
+// lateness").
 func wtReference(c wtCase) (lines []string, late, nullTime int64) {
 	cfg := c.cfg
+	L := cfg.AllowedLateness
 	wm := int64(math.MinInt64)
 	seq := 0
 	groups := map[string]*wtRefGroup{}
@@ -431,25 +453,32 @@ func wtReference(c wtCase) (lines []string, late, nullTime int64) {
 		seq++
 		return &wtRefGroup{start: start, end: end, key: key, seq: seq, aggs: make([]wtRefAcc, len(cfg.Aggs))}
 	}
+	emit := func(kind string, g *wtRefGroup) { lines = append(lines, kind+" "+g.line(cfg)) }
 	for _, ev := range c.events {
 		if ev.advance {
 			if ev.wm <= wm {
 				continue
 			}
 			wm = ev.wm
+			freeBy := wtLessLateness(wm, L)
 			var fired []*wtRefGroup
 			for id, g := range groups {
-				if g.end <= wm {
+				if g.end <= wm && !g.fired {
+					g.fired = true
 					fired = append(fired, g)
+				}
+				if g.end <= freeBy {
 					delete(groups, id)
 				}
 			}
 			for ks, list := range sessions {
 				keep := list[:0]
 				for _, g := range list {
-					if g.end <= wm {
+					if g.end <= wm && !g.fired {
+						g.fired = true
 						fired = append(fired, g)
-					} else {
+					}
+					if g.end > freeBy {
 						keep = append(keep, g)
 					}
 				}
@@ -466,7 +495,7 @@ func wtReference(c wtCase) (lines []string, late, nullTime int64) {
 				return a.seq < b.seq
 			})
 			for _, g := range fired {
-				lines = append(lines, g.line(cfg))
+				emit("+I", g)
 			}
 			continue
 		}
@@ -480,6 +509,7 @@ func wtReference(c wtCase) (lines []string, late, nullTime int64) {
 		if c.useRowWM && row.rowWM > lim {
 			lim = row.rowWM
 		}
+		lim = wtLessLateness(lim, L)
 		key := make([]any, len(cfg.Keys))
 		for i, k := range cfg.Keys {
 			key[i] = wtCanonKey(row.vals[k])
@@ -491,32 +521,63 @@ func wtReference(c wtCase) (lines []string, late, nullTime int64) {
 				continue
 			}
 			lo, hi := ts, ts+cfg.Window.Gap
+			// The fired sessions the row joins are retracted: -U if the
+			// result keeps their bounds and is due, else -D.
+			var touched, olds []*wtRefGroup
+			rs, re := lo, hi
+			for _, g := range sessions[ks] {
+				if lo <= g.end && hi >= g.start {
+					touched = append(touched, g)
+					rs, re = min(rs, g.start), max(re, g.end)
+					if g.fired {
+						olds = append(olds, g)
+					}
+				}
+			}
+			due := re <= wm
+			same := false
+			sort.Slice(olds, func(i, j int) bool { return olds[i].end < olds[j].end })
+			for _, g := range olds {
+				if due && g.start == rs && g.end == re {
+					same = true
+					emit("-U", g)
+				} else {
+					emit("-D", g)
+				}
+			}
 			var into *wtRefGroup
 			keep := sessions[ks][:0]
 			for _, g := range sessions[ks] {
-				if lo <= g.end && hi >= g.start {
-					if into == nil {
-						into = g
-						into.start, into.end = min(into.start, lo), max(into.end, hi)
-						keep = append(keep, g)
-						continue
-					}
-					into.start, into.end = min(into.start, g.start), max(into.end, g.end)
-					into.seq = min(into.seq, g.seq)
-					for i := range into.aggs {
-						into.aggs[i].merge(&g.aggs[i])
-					}
+				if !slices.Contains(touched, g) {
+					keep = append(keep, g)
 					continue
 				}
-				keep = append(keep, g)
+				if into == nil {
+					into = g
+					keep = append(keep, g)
+					continue
+				}
+				into.seq = min(into.seq, g.seq)
+				for i := range into.aggs {
+					into.aggs[i].merge(&g.aggs[i])
+				}
 			}
 			if into == nil {
 				into = newGroup(lo, hi, key)
 				keep = append(keep, into)
 			}
+			into.start, into.end = rs, re
 			sessions[ks] = keep
 			for i, a := range cfg.Aggs {
 				into.aggs[i].add(a, row)
+			}
+			into.fired = due
+			if due {
+				if same {
+					emit("+U", into)
+				} else {
+					emit("+I", into)
+				}
 			}
 			continue
 		}
@@ -528,12 +589,23 @@ func wtReference(c wtCase) (lines []string, late, nullTime int64) {
 			}
 			id := fmt.Sprintf("%d/%d/%s", win[0], win[1], ks)
 			g := groups[id]
+			fired := win[1] <= wm
 			if g == nil {
 				g = newGroup(win[0], win[1], key)
 				groups[id] = g
+			} else if fired {
+				emit("-U", g)
 			}
 			for i, a := range cfg.Aggs {
 				g.aggs[i].add(a, row)
+			}
+			if fired {
+				if g.fired {
+					emit("+U", g)
+				} else {
+					g.fired = true
+					emit("+I", g)
+				}
 			}
 		}
 		if isLate {
@@ -541,6 +613,55 @@ func wtReference(c wtCase) (lines []string, late, nullTime int64) {
 		}
 	}
 	return lines, late, nullTime
+}
+
+// wtCheckChangelog applies a changelog twice: as a multiset (a retraction
+// must remove an equal row) and as an upsert sink keyed by (window_start,
+// window_end, keys) would (+I/+U put, -D deletes by key, -U is dropped).
+// Both must give the same final table.
+func wtCheckChangelog(t *testing.T, lines []string, nkeys int) {
+	t.Helper()
+	bag := map[string]int{}
+	upsert := map[string]string{}
+	for i, l := range lines {
+		kind, row, _ := strings.Cut(l, " ")
+		f := strings.SplitN(row, ",", 3+nkeys)
+		pk := strings.Join(f[:min(len(f), 2+nkeys)], ",")
+		switch kind {
+		case "+I", "+U":
+			bag[row]++
+			if kind == "+I" && upsert[pk] != "" {
+				t.Fatalf("changelog line %d: %s inserts a row whose key holds %s", i, l, upsert[pk])
+			}
+			upsert[pk] = row
+		case "-U", "-D":
+			if bag[row] == 0 {
+				t.Fatalf("changelog line %d: %s retracts a row not in the table", i, l)
+			}
+			bag[row]--
+			if kind == "-D" {
+				delete(upsert, pk)
+			}
+		default:
+			t.Fatalf("changelog line %d: %q has no kind", i, l)
+		}
+	}
+	for row, n := range bag {
+		if n > 1 {
+			t.Fatalf("changelog leaves %d copies of %s", n, row)
+		}
+		if n == 1 {
+			f := strings.SplitN(row, ",", 3+nkeys)
+			if pk := strings.Join(f[:min(len(f), 2+nkeys)], ","); upsert[pk] != row {
+				t.Fatalf("upsert table holds %q for %s, the changelog %q", upsert[pk], pk, row)
+			}
+		}
+	}
+	for pk, row := range upsert {
+		if bag[row] != 1 {
+			t.Fatalf("upsert table holds %s for %s, the changelog does not", row, pk)
+		}
+	}
 }
 
 // ---- running the kernel ----
@@ -659,6 +780,56 @@ func wtCell(t testing.TB, arr arrow.Array, i int) string {
 	return ""
 }
 
+// wtKindLines is wtLines with each row's kind in front (kinds nil: +I).
+func wtKindLines(t testing.TB, recs []arrow.RecordBatch, kinds [][]vector.RowKind) []string {
+	var out []string
+	for i, rec := range recs {
+		for j, l := range wtLines(t, []arrow.RecordBatch{rec}) {
+			k := vector.Insert
+			if kinds != nil {
+				k = kinds[i][j]
+			}
+			out = append(out, k.String()+" "+l)
+		}
+	}
+	return out
+}
+
+func wtCheckRecords(t testing.TB, c wtCase, w *WindowAgg, recs []arrow.RecordBatch) {
+	t.Helper()
+	for _, r := range recs {
+		if !r.Schema().Equal(w.OutputSchema()) {
+			t.Fatalf("record schema %s != output schema %s", r.Schema(), w.OutputSchema())
+		}
+		if max := c.cfg.MaxOutputRows; max > 0 && r.NumRows() > int64(max) {
+			t.Fatalf("record of %d rows > MaxOutputRows %d", r.NumRows(), max)
+		}
+	}
+}
+
+// wtTakeUpdates takes, checks and releases the changelog of the last Adds.
+func wtTakeUpdates(t testing.TB, c wtCase, w *WindowAgg) []string {
+	t.Helper()
+	recs, kinds := w.TakeUpdates()
+	if c.cfg.AllowedLateness == 0 && len(recs) > 0 {
+		t.Fatalf("%d update records without allowed lateness", len(recs))
+	}
+	if len(kinds) != len(recs) {
+		t.Fatalf("%d kinds for %d update records", len(kinds), len(recs))
+	}
+	wtCheckRecords(t, c, w, recs)
+	for i, r := range recs {
+		if len(kinds[i]) != int(r.NumRows()) {
+			t.Fatalf("%d kinds for %d rows", len(kinds[i]), r.NumRows())
+		}
+	}
+	lines := wtKindLines(t, recs, kinds)
+	for _, r := range recs {
+		r.Release()
+	}
+	return lines
+}
+
 type wtResult struct {
 	lines          []string
 	late, nullTime int64
@@ -717,6 +888,7 @@ func wtRun(t *testing.T, c wtCase, mem memory.Allocator, rng *rand.Rand, nextSiz
 			}
 			b.Release()
 			pending = pending[n:]
+			res.lines = append(res.lines, wtTakeUpdates(t, c, w)...)
 		}
 	}
 	for _, ev := range c.events {
@@ -729,15 +901,8 @@ func wtRun(t *testing.T, c wtCase, mem memory.Allocator, rng *rand.Rand, nextSiz
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, r := range recs {
-			if !r.Schema().Equal(w.OutputSchema()) {
-				t.Fatalf("record schema %s != output schema %s", r.Schema(), w.OutputSchema())
-			}
-			if max := c.cfg.MaxOutputRows; max > 0 && r.NumRows() > int64(max) {
-				t.Fatalf("record of %d rows > MaxOutputRows %d", r.NumRows(), max)
-			}
-		}
-		res.lines = append(res.lines, wtLines(t, recs)...)
+		wtCheckRecords(t, c, w, recs)
+		res.lines = append(res.lines, wtKindLines(t, recs, nil)...)
 		for _, r := range recs {
 			r.Release()
 		}
@@ -778,6 +943,7 @@ func TestWindowAggRandom(t *testing.T) {
 		c := wtRandomCase(seed)
 		t.Run(c.name, func(t *testing.T) {
 			lines, late, nullTime := wtReference(c)
+			wtCheckChangelog(t, lines, len(c.cfg.Keys))
 			want := wtResult{lines: lines, late: late, nullTime: nullTime}
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			rng := rand.New(rand.NewPCG(seed, 7))
