@@ -78,8 +78,8 @@ FROM readings GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor_id;
 	go func() { produced <- streamWorkload(addr, c, 1000) }()
 
 	logs := &syncBuffer{}
-	runOnce := func(kill time.Duration) {
-		cmd := exec.Command(bin, "run", "--quiet", "--checkpoint-dir", ckdir, "--checkpoint-interval-ms", "100", sqlFile)
+	runOnce := func(kill time.Duration, par int) {
+		cmd := exec.Command(bin, "run", "--quiet", "--parallelism", strconv.Itoa(par), "--checkpoint-dir", ckdir, "--checkpoint-interval-ms", "100", sqlFile)
 		cmd.Stderr = logs
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -94,11 +94,14 @@ FROM readings GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor_id;
 		cmd.Process.Kill() // SIGKILL
 		<-exited
 	}
+	// Each run has its own parallelism (1 to 3): a restore rescales the
+	// state (key groups, partitions, part files).
 	for i := range 10 {
 		kill := time.Duration(150+rng.IntN(1400)) * time.Millisecond
-		runOnce(kill)
+		par := 1 + rng.IntN(3)
+		runOnce(kill, par)
 		n, _ := filepath.Glob(filepath.Join(ckdir, "chk-*", "_metadata.json"))
-		t.Logf("kill %d after %s (%d complete checkpoints kept)", i+1, kill, len(n))
+		t.Logf("kill %d after %s at parallelism %d (%d complete checkpoints kept)", i+1, kill, par, len(n))
 	}
 	if err := <-produced; err != nil {
 		t.Fatal(err)
@@ -106,7 +109,7 @@ FROM readings GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor_id;
 	// The last run sees every window close; it is killed too once the
 	// committed output holds them all.
 	vargs := []string{"-in", out, "-lag", "3000", "-window", "10000", "-ticks", strconv.Itoa(c.Ticks)}
-	cmd := exec.Command(bin, "run", "--quiet", "--checkpoint-dir", ckdir, "--checkpoint-interval-ms", "100", sqlFile)
+	cmd := exec.Command(bin, "run", "--quiet", "--parallelism", "2", "--checkpoint-dir", ckdir, "--checkpoint-interval-ms", "100", sqlFile)
 	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

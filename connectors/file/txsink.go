@@ -49,10 +49,18 @@ type TxSink struct {
 	n   int64 // bytes in cur
 	seq int
 
+	adopted []adoptedFile // part files of removed subtasks (RestoreState)
+
 	mu        sync.Mutex
 	staged    []fileTxn // pre-committed, in order
 	committed int64     // part file length with every committed transaction
 	next      int64     // where the next transaction starts
+}
+
+type adoptedFile struct {
+	subtask int
+	name    string
+	length  int64
 }
 
 type fileTxn struct {
@@ -189,6 +197,14 @@ var txSlots = []checkpoint.Slot{
 		{Name: "part_file", Type: arrow.BinaryTypes.String},
 		{Name: "length", Type: arrow.PrimitiveTypes.Int64},
 	}},
+	// adopted: part files of subtasks that a restore at a lower
+	// parallelism removed; this subtask keeps their committed length
+	// until a subtask of that index exists again.
+	{Name: "adopted", Raw: true, Values: []arrow.Field{
+		{Name: "subtask", Type: arrow.PrimitiveTypes.Int32},
+		{Name: "part_file", Type: arrow.BinaryTypes.String},
+		{Name: "length", Type: arrow.PrimitiveTypes.Int64},
+	}},
 }
 
 // SnapshotState assigns the pre-committed transactions to this checkpoint
@@ -225,6 +241,12 @@ func (s *TxSink) SnapshotState(snap *engine.Snapshot) error {
 	b.Raw("committed")
 	b.Value("part_file").(*array.StringBuilder).Append(s.name)
 	b.Value("length").(*array.Int64Builder).Append(committed)
+	for _, a := range s.adopted {
+		b.Raw("adopted")
+		b.Value("subtask").(*array.Int32Builder).Append(int32(a.subtask))
+		b.Value("part_file").(*array.StringBuilder).Append(a.name)
+		b.Value("length").(*array.Int64Builder).Append(a.length)
+	}
 	rec, err := b.NewRecord()
 	if err != nil {
 		p.Close()
@@ -297,47 +319,66 @@ func publishTo(name string, t fileTxn) error {
 }
 
 // RestoreState finishes what the restored checkpoint pre-committed and
-// rolls the part file back to it (see TxSink). At a lower parallelism than
-// the checkpoint's, subtask j also finishes the part files of the removed
-// subtasks k >= parallelism with k mod parallelism = j.
+// rolls the part file back to it (see TxSink). A restore at another
+// parallelism than the checkpoint's: subtask j also finishes the part
+// files of the subtasks k >= parallelism with k mod parallelism = j, and
+// keeps their committed lengths in its state (adopted), so that a later
+// restore at a higher parallelism hands each back to subtask k.
 func (s *TxSink) RestoreState(r *engine.Restore) error {
 	if !s.tx {
 		return fmt.Errorf("file sink %s: restore without transactions", s.name)
 	}
 	par := max(r.Parallelism, 1)
+	files := map[int]*partFile{} // by the subtask whose part file it is
 	for _, part := range r.Parts {
-		own := part.Subtask == r.Subtask
-		orphan := part.Subtask >= par && part.Subtask%par == r.Subtask
-		if !own && !orphan {
-			continue // another subtask's part file
+		if err := readTxPart(part, files); err != nil {
+			return err
 		}
-		name, length, err := restorePart(part, r.ID)
+	}
+	for k, f := range files {
+		own := k == r.Subtask
+		if !own && !(k >= par && k%par == r.Subtask) {
+			continue
+		}
+		length, err := f.restore(r.ID)
 		if err != nil {
 			return err
 		}
 		if own {
-			if name != "" && name != s.name {
-				return fmt.Errorf("file sink %s: checkpoint %d wrote this subtask's output to %s (the sink's path changed?)", s.name, r.ID, name)
+			if f.name != s.name {
+				return fmt.Errorf("file sink %s: checkpoint %d wrote this subtask's output to %s (the sink's path changed?)", s.name, r.ID, f.name)
 			}
 			s.started = true
 			s.committed, s.next = length, length
+		} else {
+			s.adopted = append(s.adopted, adoptedFile{subtask: k, name: f.name, length: length})
 		}
 	}
+	sort.Slice(s.adopted, func(a, b int) bool { return s.adopted[a].subtask < s.adopted[b].subtask })
 	if !s.started {
-		// The checkpoint had no part of this subtask (a new subtask).
+		// No checkpointed subtask had this index: a new part file.
 		return s.open()
 	}
 	return nil
 }
 
-// restorePart recovers the part file that one checkpoint part describes:
-// it publishes the listed transactions still staged, truncates the part
-// file to the committed length and deletes the other staging files. It
-// returns the part file's name and length.
-func restorePart(part *checkpoint.Part, id uint64) (string, int64, error) {
-	var txns []fileTxn
-	var name string
-	length := int64(0)
+// partFile is what a checkpoint says of one subtask's part file.
+type partFile struct {
+	name   string
+	length int64
+	txns   []fileTxn
+	source string // the state part that said it, for errors
+}
+
+// readTxPart adds what one state part says of part files to files: its
+// own file (committed length, pending transactions) and those it adopted.
+func readTxPart(part *checkpoint.Part, files map[int]*partFile) error {
+	get := func(k int) *partFile {
+		if files[k] == nil {
+			files[k] = &partFile{source: part.Path}
+		}
+		return files[k]
+	}
 	for _, rec := range part.Records {
 		slot := rec.Column(0).(*array.String)
 		for i := 0; i < int(rec.NumRows()); i++ {
@@ -348,54 +389,73 @@ func restorePart(part *checkpoint.Part, id uint64) (string, int64, error) {
 				base, _ := checkpoint.Column(rec, "base").(*array.Int64)
 				size, _ := checkpoint.Column(rec, "size").(*array.Int64)
 				if cid == nil || file == nil || base == nil || size == nil || strings.ContainsAny(file.Value(i), `/\`) {
-					return "", 0, fmt.Errorf("%s: bad pending row %d", part.Path, i)
+					return fmt.Errorf("%s: bad pending row %d", part.Path, i)
 				}
-				txns = append(txns, fileTxn{ckpt: uint64(cid.Value(i)), file: file.Value(i), base: base.Value(i), size: size.Value(i)})
-			case "committed":
+				f := get(part.Subtask)
+				f.txns = append(f.txns, fileTxn{ckpt: uint64(cid.Value(i)), file: file.Value(i), base: base.Value(i), size: size.Value(i)})
+			case "committed", "adopted":
 				l, _ := checkpoint.Column(rec, "length").(*array.Int64)
 				pf, _ := checkpoint.Column(rec, "part_file").(*array.String)
 				if l == nil || pf == nil {
-					return "", 0, fmt.Errorf("%s: bad committed row %d", part.Path, i)
+					return fmt.Errorf("%s: bad %s row %d", part.Path, slot.Value(i), i)
 				}
-				length = max(length, l.Value(i))
-				name = pf.Value(i)
+				k := part.Subtask
+				if slot.Value(i) == "adopted" {
+					st, _ := checkpoint.Column(rec, "subtask").(*array.Int32)
+					if st == nil {
+						return fmt.Errorf("%s: bad adopted row %d", part.Path, i)
+					}
+					k = int(st.Value(i))
+				}
+				f := get(k)
+				f.name = pf.Value(i)
+				f.length = max(f.length, l.Value(i))
 			}
 		}
 	}
+	return nil
+}
+
+// restore recovers the part file: it publishes the listed transactions
+// still staged, truncates the file to the committed length and deletes the
+// other staging files. It returns the length.
+func (f *partFile) restore(id uint64) (int64, error) {
+	name := f.name
 	if name == "" {
-		return "", 0, fmt.Errorf("%s: no committed row", part.Path)
+		return 0, fmt.Errorf("%s: pending transactions without a committed row", f.source)
 	}
-	sort.Slice(txns, func(i, j int) bool { return txns[i].base < txns[j].base })
+	length := f.length
+	sort.Slice(f.txns, func(i, j int) bool { return f.txns[i].base < f.txns[j].base })
 	fi, err := os.Stat(name)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", 0, fmt.Errorf("file sink %s: %w", name, err)
+		return 0, fmt.Errorf("file sink %s: %w", name, err)
 	}
 	size := int64(0)
 	if fi != nil {
 		size = fi.Size()
 	}
-	for _, t := range txns {
+	for _, t := range f.txns {
 		stage := filepath.Join(filepath.Dir(name), t.file)
 		if _, err := os.Stat(stage); err == nil {
 			if err := publishTo(name, t); err != nil {
-				return "", 0, err
+				return 0, err
 			}
 			size = t.base + t.size
 		} else if size < t.base+t.size {
-			return "", 0, fmt.Errorf("file sink %s: checkpoint %d's transaction %s is neither staged nor in the part file (%d bytes, needs %d)", name, id, t.file, size, t.base+t.size)
+			return 0, fmt.Errorf("file sink %s: checkpoint %d's transaction %s is neither staged nor in the part file (%d bytes, needs %d)", name, id, t.file, size, t.base+t.size)
 		}
 		length = max(length, t.base+t.size)
 	}
 	if size < length {
-		return "", 0, fmt.Errorf("file sink %s: has %d bytes, checkpoint %d committed %d (was the file changed?)", name, size, id, length)
+		return 0, fmt.Errorf("file sink %s: has %d bytes, checkpoint %d committed %d (was the file changed?)", name, size, id, length)
 	}
 	if err := os.Truncate(name, length); err != nil && !(length == 0 && errors.Is(err, fs.ErrNotExist)) {
-		return "", 0, fmt.Errorf("file sink %s: %w", name, err)
+		return 0, fmt.Errorf("file sink %s: %w", name, err)
 	}
 	if err := removeStaging(name, nil); err != nil {
-		return "", 0, fmt.Errorf("file sink %s: %w", name, err)
+		return 0, fmt.Errorf("file sink %s: %w", name, err)
 	}
-	return name, length, nil
+	return length, nil
 }
 
 // Abort discards the open transaction.
