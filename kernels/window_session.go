@@ -104,19 +104,19 @@ func (w *WindowAgg) addSessions(b *vector.Batch, rows []int32, n int) {
 	}
 	gids := winGrow(s.gids, n)
 	s.gids = gids
-	tss := w.ends[:n]
+	tss, closed := w.ends[:n], w.closed[:n]
 	lateness := w.cfg.AllowedLateness > 0
 	seg := 0 // rows [seg, k) are assigned but not yet folded in
 	for k, kid := range kids {
 		lo := tss[k]
 		hi := lo + s.gap
-		if lateness && (hi <= w.wm || s.touchesFired(kid, lo, hi)) {
+		if lateness && (hi <= w.wm || s.touchesFired(kid, lo, hi, closed[k])) {
 			w.flushSessionRows(b, gids, rows, seg, k, n)
-			w.lateSessionRow(b, kid, lo, hi, w.seq+int64(k), w.rowOf(rows, k))
+			w.lateSessionRow(b, kid, lo, hi, closed[k], w.seq+int64(k), w.rowOf(rows, k))
 			seg = k + 1
 			continue
 		}
-		gids[k] = w.joinSession(kid, lo, hi, w.seq+int64(k))
+		gids[k] = w.joinSession(kid, lo, hi, closed[k], w.seq+int64(k))
 	}
 	w.flushSessionRows(b, gids, rows, seg, n, n)
 	if len(s.merged) > 0 {
@@ -170,28 +170,38 @@ func (w *WindowAgg) flushSessionRows(b *vector.Batch, gids, rows []int32, lo, hi
 	w.update(b, seg, w.rowsOf(rows, lo, hi, n))
 }
 
-// touchesFired reports whether [lo, hi) overlaps or touches a fired
-// session of key kid.
-func (s *winSessions) touchesFired(kid int32, lo, hi int64) bool {
+// touches reports whether a row's [lo, hi) joins session g: it overlaps
+// or touches it, and g is not closed for the row. A session is closed for
+// a row once it ends at or before the row's watermark less the allowed
+// lateness (closed): the watermark would have freed it had it arrived
+// before the row. Deciding this per row, like lateness, keeps the result
+// independent of batch boundaries and of when the operator's watermark
+// arrives.
+func (s *winSessions) touches(g int32, lo, hi, closed int64) bool {
+	return lo <= s.end[g] && hi >= s.start[g] && s.end[g] > closed
+}
+
+// touchesFired reports whether [lo, hi) joins a fired session of key kid.
+func (s *winSessions) touchesFired(kid int32, lo, hi, closed int64) bool {
 	for g := s.head[kid]; g >= 0; g = s.next[g] {
-		if s.fired[g] && lo <= s.end[g] && hi >= s.start[g] {
+		if s.fired[g] && s.touches(g, lo, hi, closed) {
 			return true
 		}
 	}
 	return false
 }
 
-// joinSession joins [lo, hi) with the sessions of kid it overlaps or
-// touches and returns the resulting session (a new one if none). Merged
-// sessions' accumulators are folded into it; their group ids forward to it
-// until the end of the Add.
-func (w *WindowAgg) joinSession(kid int32, lo, hi, seq int64) int32 {
+// joinSession joins [lo, hi) with the sessions of kid it joins (touches)
+// and returns the resulting session (a new one if none). Merged sessions'
+// accumulators are folded into it; their group ids forward to it until the
+// end of the Add.
+func (w *WindowAgg) joinSession(kid int32, lo, hi, closed, seq int64) int32 {
 	s := w.sess
 	first, prev := int32(-1), int32(-1)
 	for g := s.head[kid]; g >= 0; {
 		nx := s.next[g]
 		switch {
-		case lo > s.end[g] || hi < s.start[g]:
+		case !s.touches(g, lo, hi, closed):
 			prev = g
 		case first < 0:
 			first, prev = g, g
@@ -238,12 +248,12 @@ func (w *WindowAgg) joinSession(kid int32, lo, hi, seq int64) int32 {
 //     has not fired;
 //   - the resulting session, if the watermark reached its end, is emitted:
 //     +U after a -U, +I otherwise. If not, it fires later with +I.
-func (w *WindowAgg) lateSessionRow(b *vector.Batch, kid int32, lo, hi, seq int64, row int32) {
+func (w *WindowAgg) lateSessionRow(b *vector.Batch, kid int32, lo, hi, closed, seq int64, row int32) {
 	s := w.sess
 	olds := s.olds[:0]
 	rs, re := lo, hi
 	for g := s.head[kid]; g >= 0; g = s.next[g] {
-		if lo > s.end[g] || hi < s.start[g] {
+		if !s.touches(g, lo, hi, closed) {
 			continue
 		}
 		rs, re = min(rs, s.start[g]), max(re, s.end[g])
@@ -255,8 +265,7 @@ func (w *WindowAgg) lateSessionRow(b *vector.Batch, kid int32, lo, hi, seq int64
 	due := re <= w.wm
 	same := false
 	if len(olds) > 0 {
-		// Sessions of a key are disjoint: order by end is the firing order.
-		slices.SortFunc(olds, func(a, b int32) int { return cmp.Compare(s.end[a], s.end[b]) })
+		slices.SortFunc(olds, s.firingOrder)
 		kinds := make([]vector.RowKind, len(olds))
 		starts, ends := make([]int64, len(olds)), make([]int64, len(olds))
 		kids := make([]int32, len(olds))
@@ -269,7 +278,7 @@ func (w *WindowAgg) lateSessionRow(b *vector.Batch, kid int32, lo, hi, seq int64
 		}
 		w.queueUpdates(olds, kids, starts, ends, kinds)
 	}
-	g := w.joinSession(kid, lo, hi, seq)
+	g := w.joinSession(kid, lo, hi, closed, seq)
 	s.one[0][0], s.one[1][0] = g, row
 	w.update(b, s.one[0][:], s.one[1][:])
 	if !due {
@@ -326,15 +335,7 @@ func (w *WindowAgg) fireSessions(wm int64) []arrow.RecordBatch {
 	s.fire, s.freed = fire, freed
 	var recs []arrow.RecordBatch
 	if len(fire) > 0 {
-		slices.SortFunc(fire, func(a, b int32) int {
-			if c := cmp.Compare(s.end[a], s.end[b]); c != 0 {
-				return c
-			}
-			if c := cmp.Compare(s.start[a], s.start[b]); c != 0 {
-				return c
-			}
-			return cmp.Compare(s.seq[a], s.seq[b])
-		})
+		slices.SortFunc(fire, s.firingOrder)
 		kids := winGrow(s.gids, len(fire))
 		s.gids = kids
 		starts, ends := w.fstart[:0], w.fend[:0]
@@ -374,6 +375,17 @@ func (w *WindowAgg) fireSessions(wm int64) []arrow.RecordBatch {
 	s.free = append(s.free, freed...)
 	w.tbl.remove(empty)
 	return recs
+}
+
+// firingOrder orders sessions by end, start, then first appearance.
+func (s *winSessions) firingOrder(a, b int32) int {
+	if c := cmp.Compare(s.end[a], s.end[b]); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(s.start[a], s.start[b]); c != 0 {
+		return c
+	}
+	return cmp.Compare(s.seq[a], s.seq[b])
 }
 
 // winAddSat is a + b (b >= 0), saturating at math.MaxInt64.

@@ -84,6 +84,7 @@ type WindowAgg struct {
 
 	// Scratch reused across calls.
 	ends   []int64 // per entry: window end (SESSION: the row's ts)
+	closed []int64 // SESSION, per entry: sessions ending at or before it are closed for the row
 	rows   []int32 // per entry: physical row
 	iota   []int32
 	zeros  []int64
@@ -367,6 +368,8 @@ func (w *WindowAgg) assign(b *vector.Batch) int {
 		w.ends, w.rows = ends, rows
 		j := 0
 		if sp.Kind == WindowSession {
+			closed := winGrow(w.closed, len(live))
+			w.closed = closed
 			for _, r := range live {
 				if nullBM != nil && !bitutil.BitIsSet(nullBM, nullOff+int(r)) {
 					w.nullTime++
@@ -377,11 +380,12 @@ func (w *WindowAgg) assign(b *vector.Batch) int {
 				if rwm != nil && rwm[r] > lim {
 					lim = rwm[r]
 				}
-				if ts+sp.Gap <= w.lessLateness(lim) {
+				lim = w.lessLateness(lim)
+				if ts+sp.Gap <= lim {
 					w.late++
 					continue
 				}
-				ends[j], rows[j] = ts, r
+				ends[j], rows[j], closed[j] = ts, r, lim
 				j++
 			}
 			return j

@@ -75,15 +75,7 @@ func (w *WindowAgg) stateGroups() (gids, kids []int32, starts, ends []int64, fir
 				gids = append(gids, int32(g))
 			}
 		}
-		slices.SortFunc(gids, func(a, b int32) int {
-			if c := cmp.Compare(s.end[a], s.end[b]); c != 0 {
-				return c
-			}
-			if c := cmp.Compare(s.start[a], s.start[b]); c != 0 {
-				return c
-			}
-			return cmp.Compare(s.seq[a], s.seq[b])
-		})
+		slices.SortFunc(gids, s.firingOrder)
 		for _, g := range gids {
 			kids = append(kids, s.kid[g])
 			starts = append(starts, s.start[g])

@@ -66,67 +66,71 @@ func TestWindowAggSnapshotRestore(t *testing.T) {
 	}
 	for seed := range uint64(seeds) {
 		c := wtRandomCase(seed + 1000)
-		t.Run(c.name, func(t *testing.T) {
-			lines, _, _ := wtReference(c)
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			rng := rand.New(rand.NewPCG(seed, 11))
-			store, err := checkpoint.NewStore(t.TempDir(), checkpoint.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			w, err := NewWindowAgg(c.cfg, mem)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if c.weakHash {
-				w.tbl.testMask = 0xc000000000000003
-			}
-			var got []string
-			var pending []*wtRow
-			in := memory.NewGoAllocator()
-			id := uint64(0)
-			flush := func() {
-				for len(pending) > 0 {
-					n := min(1+rng.IntN(40), len(pending))
-					b := wtBatch(in, c.cfg.Input, pending[:n], rng, false)
-					if !c.useRowWM {
-						b.RowWatermark = nil
-					}
-					if err := w.Add(b); err != nil {
-						t.Fatal(err)
-					}
-					b.Release()
-					pending = pending[n:]
-					got = append(got, wtTakeUpdates(t, c, w)...)
-					if rng.IntN(8) == 0 {
-						id++
-						w = wtSnapshotRestore(t, c, w, mem, id, store)
-					}
-				}
-			}
-			for _, ev := range c.events {
-				if !ev.advance {
-					pending = append(pending, ev.row)
-					continue
-				}
-				flush()
-				recs, err := w.Advance(ev.wm)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got = append(got, wtKindLines(t, recs, nil)...)
-				for _, r := range recs {
-					r.Release()
-				}
-				if rng.IntN(3) == 0 {
-					id++
-					w = wtSnapshotRestore(t, c, w, mem, id, store)
-				}
-			}
-			if id == 0 {
-				t.Log("no checkpoint taken")
-			}
-			wtCompare(t, fmt.Sprintf("%d restores", id), wtResult{lines: got}, wtResult{lines: lines})
-		})
+		t.Run(c.name, func(t *testing.T) { wtRunRestores(t, c, seed) })
 	}
+}
+
+// wtRunRestores replays c with checkpoints and restores at random points
+// and compares the changelog with the reference.
+func wtRunRestores(t *testing.T, c wtCase, seed uint64) {
+	lines, _, _ := wtReference(c)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	rng := rand.New(rand.NewPCG(seed, 11))
+	store, err := checkpoint.NewStore(t.TempDir(), checkpoint.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewWindowAgg(c.cfg, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.weakHash {
+		w.tbl.testMask = 0xc000000000000003
+	}
+	var got []string
+	var pending []*wtRow
+	in := memory.NewGoAllocator()
+	id := uint64(0)
+	flush := func() {
+		for len(pending) > 0 {
+			n := min(1+rng.IntN(40), len(pending))
+			b := wtBatch(in, c.cfg.Input, pending[:n], rng, false)
+			if !c.useRowWM {
+				b.RowWatermark = nil
+			}
+			if err := w.Add(b); err != nil {
+				t.Fatal(err)
+			}
+			b.Release()
+			pending = pending[n:]
+			got = append(got, wtTakeUpdates(t, c, w)...)
+			if rng.IntN(8) == 0 {
+				id++
+				w = wtSnapshotRestore(t, c, w, mem, id, store)
+			}
+		}
+	}
+	for _, ev := range c.events {
+		if !ev.advance {
+			pending = append(pending, ev.row)
+			continue
+		}
+		flush()
+		recs, err := w.Advance(ev.wm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, wtKindLines(t, recs, nil)...)
+		for _, r := range recs {
+			r.Release()
+		}
+		if rng.IntN(3) == 0 {
+			id++
+			w = wtSnapshotRestore(t, c, w, mem, id, store)
+		}
+	}
+	if id == 0 {
+		t.Log("no checkpoint taken")
+	}
+	wtCompare(t, fmt.Sprintf("%d restores", id), wtResult{lines: got}, wtResult{lines: lines})
 }

@@ -148,9 +148,16 @@ func wtRandomSpec(rng *rand.Rand) WindowSpec {
 	return WindowSpec{Kind: WindowSession, Gap: 1 + rng.Int64N(600)}
 }
 
-func wtRandomCase(seed uint64) wtCase {
+func wtRandomCase(seed uint64) wtCase { return wtRandomCaseOf(seed, false) }
+
+// wtRandomCaseOf is wtRandomCase, with sessionLate a SESSION window with
+// allowed lateness.
+func wtRandomCaseOf(seed uint64, sessionLate bool) wtCase {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	spec := wtRandomSpec(rng)
+	if sessionLate {
+		spec = WindowSpec{Kind: WindowSession, Gap: 1 + rng.Int64N(600)}
+	}
 	if spec.Kind == WindowHop && spec.Size/spec.Slide > 40 {
 		spec.Slide = spec.Size / 40
 	}
@@ -204,7 +211,7 @@ func wtRandomCase(seed uint64) wtCase {
 	}
 	// Allowed lateness draws from its own stream, so the cases without it
 	// stay the ones they were.
-	if lr := rand.New(rand.NewPCG(seed, 0x1a7e)); lr.IntN(2) == 0 {
+	if lr := rand.New(rand.NewPCG(seed, 0x1a7e)); sessionLate || lr.IntN(2) == 0 {
 		c.cfg.AllowedLateness = max(grid, (1+lr.Int64N(3000))/grid*grid)
 	}
 	c.name = fmt.Sprintf("seed=%d/%s/keys=%v/aggs=%d/rowwm=%v/weak=%v/lateness=%d", seed, spec.Kind, keys, len(aggs), c.useRowWM, c.weakHash, c.cfg.AllowedLateness)
@@ -526,7 +533,9 @@ func wtReference(c wtCase) (lines []string, late, nullTime int64) {
 			var touched, olds []*wtRefGroup
 			rs, re := lo, hi
 			for _, g := range sessions[ks] {
-				if lo <= g.end && hi >= g.start {
+				// A session that ends at or before lim is closed for the
+				// row (the watermark would have freed it before the row).
+				if lo <= g.end && hi >= g.start && g.end > lim {
 					touched = append(touched, g)
 					rs, re = min(rs, g.start), max(re, g.end)
 					if g.fired {
@@ -941,23 +950,27 @@ func TestWindowAggRandom(t *testing.T) {
 	}
 	for seed := range uint64(seeds) {
 		c := wtRandomCase(seed)
-		t.Run(c.name, func(t *testing.T) {
-			lines, late, nullTime := wtReference(c)
-			wtCheckChangelog(t, lines, len(c.cfg.Keys))
-			want := wtResult{lines: lines, late: late, nullTime: nullTime}
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			rng := rand.New(rand.NewPCG(seed, 7))
-			for _, bs := range []int{1, 7, 1024, -1} {
-				size := func() int { return bs }
-				if bs < 0 {
-					size = func() int { return 1 + rng.IntN(60) }
-				}
-				for _, sel := range []bool{false, true} {
-					got := wtRun(t, c, mem, rng, size, sel)
-					wtCompare(t, fmt.Sprintf("batch=%d sel=%v", bs, sel), got, want)
-					mem.AssertSize(t, 0)
-				}
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { wtRunBatchSizes(t, c, seed) })
+	}
+}
+
+// wtRunBatchSizes replays c at batch sizes 1, 7, 1024 and random, with and
+// without selection vectors, and compares each run with the reference.
+func wtRunBatchSizes(t *testing.T, c wtCase, seed uint64) {
+	lines, late, nullTime := wtReference(c)
+	wtCheckChangelog(t, lines, len(c.cfg.Keys))
+	want := wtResult{lines: lines, late: late, nullTime: nullTime}
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	rng := rand.New(rand.NewPCG(seed, 7))
+	for _, bs := range []int{1, 7, 1024, -1} {
+		size := func() int { return bs }
+		if bs < 0 {
+			size = func() int { return 1 + rng.IntN(60) }
+		}
+		for _, sel := range []bool{false, true} {
+			got := wtRun(t, c, mem, rng, size, sel)
+			wtCompare(t, fmt.Sprintf("batch=%d sel=%v", bs, sel), got, want)
+			mem.AssertSize(t, 0)
+		}
 	}
 }
