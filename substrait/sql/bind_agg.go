@@ -90,9 +90,6 @@ func (b *binder) aggregate(s *Select, rel *pb.Rel, sc *scope) (*pb.Rel, *scope, 
 	}
 	groups := []*pb.Expression{wcall("window_start"), wcall("window_end")}
 	b.lateness = sc.cols[win.timeCol].lateness
-	if b.lateness > 0 && win.kind == "SESSION" {
-		return nil, nil, b.errf(win.pos, "allowed_lateness_ms with SESSION windows is not supported yet")
-	}
 	post := &postAgg{in: sc, subst: map[string]int{"window_start": 0, "window_end": 1}}
 	out := &scope{cols: []column{
 		{name: "window_start", typ: arrow.PrimitiveTypes.Int64},
