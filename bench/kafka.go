@@ -56,6 +56,9 @@ type KafkaResult struct {
 	Pooled  Measure // the same with the source's record pools
 	Decode  Measure // clink run: Kafka source -> blackhole
 	Sensors Measure // clink run: the sensors query over Kafka -> blackhole
+	// Sensors2 is the same at --parallelism 2 (two source subtasks of two
+	// partitions each, a keyed exchange, two window subtasks).
+	Sensors2 Measure
 }
 
 // RunKafka starts the dev broker in its own process (its CPU is not
@@ -117,6 +120,9 @@ func RunKafka(ctx context.Context, cfg KafkaConfig) (KafkaResult, error) {
 	if res.Sensors, err = median("clink run sensors kafka -> blackhole", "run", "--quiet", "-e", KafkaSensorsSQL(addr, "readings")); err != nil {
 		return res, err
 	}
+	if res.Sensors2, err = median("  same, --parallelism 2", "run", "--quiet", "--parallelism", "2", "-e", KafkaSensorsSQL(addr, "readings")); err != nil {
+		return res, err
+	}
 	return res, nil
 }
 
@@ -163,12 +169,13 @@ func startBroker(self string, topics ...string) (string, func(), error) {
 func FormatKafka(w io.Writer, r KafkaResult, sensors, partitions int) {
 	fmt.Fprintf(w, "kafka benchmark: %d sensor readings (%d sensors) in a topic of %d partitions on `clink kafka serve` (own process)\n\n", r.Events, sensors, partitions)
 	fmt.Fprintf(w, "%-40s %14s %12s %16s %12s %10s\n", "run", "records/s", "CPU s/M rec", "records/CPU-s", "peak RSS MB", "wall s")
-	for _, m := range []Measure{r.Bare, r.Pooled, r.Decode, r.Sensors} {
+	for _, m := range []Measure{r.Bare, r.Pooled, r.Decode, r.Sensors, r.Sensors2} {
 		fmt.Fprintf(w, "%-40s %14.0f %12.3f %16.0f %12.1f %10.2f\n", m.Label, m.EventsPerSec(), m.CPUPerMillion(), m.EventsPerCPUSec(), float64(m.PeakRSSKB)/1024, m.Wall.Seconds())
 	}
 	ratio := func(a, b Measure) string {
 		return strconv.FormatFloat(a.EventsPerCPUSec()/b.EventsPerCPUSec(), 'f', 2, 64) + "x"
 	}
 	fmt.Fprintf(w, "\nconsume + decode into Arrow / bare consume loop, records per CPU-second: %s (target >= 0.7x); / bare loop with pools: %s\n", ratio(r.Decode, r.Bare), ratio(r.Decode, r.Pooled))
-	fmt.Fprintf(w, "sensors end to end via Kafka at parallelism 1 / bare consume loop: %s\n", ratio(r.Sensors, r.Bare))
+	fmt.Fprintf(w, "sensors end to end via Kafka at parallelism 1 / bare consume loop: %s; at parallelism 2: %s (records/CPU-s), wall-clock speed-up of parallelism 2 over 1: %.2fx\n",
+		ratio(r.Sensors, r.Bare), ratio(r.Sensors2, r.Bare), r.Sensors.Wall.Seconds()/r.Sensors2.Wall.Seconds())
 }

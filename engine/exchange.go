@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clink-dev/clink/checkpoint"
@@ -105,13 +104,13 @@ func (s *exchangeSink) Write(b *vector.Batch) error {
 		if len(rows) == 0 {
 			continue
 		}
-		var out *vector.Batch
-		if len(rows) == n && b.Sel == nil {
-			b.Rec.Retain()
-			out = vector.New(b.Rec)
-			out.RowWatermark, out.Kinds = b.RowWatermark, b.Kinds
-		} else {
-			out = takeRows(s.mem, b, rows)
+		// Each destination shares the record and gets a selection of
+		// its rows: nothing is copied.
+		b.Rec.Retain()
+		out := vector.New(b.Rec)
+		out.RowWatermark, out.Kinds = b.RowWatermark, b.Kinds
+		if len(rows) != n || b.Sel != nil {
+			out.Sel = rows
 		}
 		if err := x.send(x.ch[s.i][j], Message{Kind: KindData, Batch: out}); err != nil {
 			b.Release()
@@ -120,33 +119,6 @@ func (s *exchangeSink) Write(b *vector.Batch) error {
 	}
 	b.Release()
 	return nil
-}
-
-// takeRows gathers rows of b into a new batch with their row watermarks
-// and kinds.
-func takeRows(mem memory.Allocator, b *vector.Batch, rows []int32) *vector.Batch {
-	cols := make([]arrow.Array, b.Rec.NumCols())
-	for c := range cols {
-		cols[c] = vector.Take(mem, b.Column(c), rows)
-	}
-	rec := array.NewRecordBatch(b.Schema(), cols, int64(len(rows)))
-	for _, c := range cols {
-		c.Release()
-	}
-	out := vector.New(rec)
-	if b.RowWatermark != nil {
-		out.RowWatermark = make([]int64, len(rows))
-		for k, r := range rows {
-			out.RowWatermark[k] = b.RowWatermark[r]
-		}
-	}
-	if b.Kinds != nil {
-		out.Kinds = make([]vector.RowKind, len(rows))
-		for k, r := range rows {
-			out.Kinds[k] = b.Kinds[r]
-		}
-	}
-	return out
 }
 
 func (s *exchangeSink) broadcast(m Message) error {
