@@ -43,12 +43,16 @@ type GroupAgg struct {
 // groupAcc is one aggregate's state, indexed by group id. step folds
 // entries in order, remembering each entry's old and new value and marking
 // entries whose value changed; build makes an output column from entries
-// (old or new image).
+// (old or new image). stateFields, snapshot and restore are its part of a
+// checkpoint (groupagg_state.go).
 type groupAcc interface {
 	grow(n int)
 	step(gids []int32, arr arrow.Array, rows []int32, changed []bool)
 	build(mem memory.Allocator, idx []int32, old []bool) arrow.Array
 	typ() arrow.DataType
+	stateFields(prefix string) []arrow.Field
+	snapshot(mem memory.Allocator, ids []int32) []arrow.Array
+	restore(ids []int32, cols []arrow.Array) error
 }
 
 // NewGroupAgg validates cfg.

@@ -95,6 +95,12 @@ func groupAggReference(keys []*string, vals []*int64, live []bool) []string {
 }
 
 func groupAggRun(t *testing.T, keys []*string, vals []*int64, live []bool, bs int) []string {
+	return groupAggRunCut(t, keys, vals, live, bs, nil)
+}
+
+// groupAggRunCut is groupAggRun; after each batch, between (when set) may
+// replace the aggregate (with one restored from a checkpoint).
+func groupAggRunCut(t *testing.T, keys []*string, vals []*int64, live []bool, bs int, between func(*GroupAgg, memory.Allocator) *GroupAgg) []string {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.BinaryTypes.String, Nullable: true}, {Name: "v", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
@@ -140,6 +146,9 @@ func groupAggRun(t *testing.T, keys []*string, vals []*int64, live []bool, bs in
 		b.Release()
 		if err != nil {
 			t.Fatal(err)
+		}
+		if between != nil {
+			g = between(g, mem)
 		}
 		if ch == nil {
 			continue

@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -64,6 +65,7 @@ type Join struct {
 	sides  [2]*joinSide
 	schema *arrow.Schema
 	late   int64
+	wm     int64 // highest watermark Advance saw
 
 	zeros []int64
 	cols  []arrow.Array
@@ -108,7 +110,7 @@ func NewJoin(cfg JoinConfig, mem memory.Allocator) (*Join, error) {
 	for i := range fields {
 		fields[i].Nullable = true
 	}
-	return &Join{cfg: cfg, mem: mem, tbl: newHTTable(keys), sides: [2]*joinSide{{}, {}}, schema: arrow.NewSchema(fields, nil)}, nil
+	return &Join{cfg: cfg, mem: mem, tbl: newHTTable(keys), sides: [2]*joinSide{{}, {}}, schema: arrow.NewSchema(fields, nil), wm: math.MinInt64}, nil
 }
 
 // OutputSchema is the left columns then the right columns.
@@ -352,6 +354,7 @@ func (s *joinSide) kill(idx int32) {
 // Advance moves an interval join's watermark: rows no future partner can
 // reach are dropped, outer sides emitting their unmatched rows.
 func (j *Join) Advance(wm int64) (*vector.Batch, error) {
+	j.wm = max(j.wm, wm)
 	iv := j.cfg.Interval
 	if iv == nil {
 		return nil, nil

@@ -22,6 +22,7 @@ var (
 	_ WatermarkHandler = (*Join)(nil)
 	_ StatsReporter    = (*Join)(nil)
 	_ Closer           = (*Join)(nil)
+	_ Stateful         = (*Join)(nil)
 )
 
 // ProcessSide joins a batch of one side with the other side's state.
@@ -56,6 +57,14 @@ func (j *Join) Stats() map[string]int64 {
 
 // Close releases the join's state.
 func (j *Join) Close() error { j.J.Close(); return nil }
+
+// SnapshotState writes both sides' stored rows and the watermark.
+func (j *Join) SnapshotState(s *Snapshot) error { return snapshotKernel(s, j.J) }
+
+// RestoreState loads the stored rows of the key groups this subtask owns.
+func (j *Join) RestoreState(r *Restore) error {
+	return j.J.Restore(r.Parts, r.Owns, nil)
+}
 
 // Union concatenates two inputs of the same schema (UNION ALL).
 type Union struct{}

@@ -14,6 +14,7 @@ var (
 	_ Operator         = (*TopN)(nil)
 	_ WatermarkHandler = (*TopN)(nil)
 	_ Closer           = (*TopN)(nil)
+	_ Stateful         = (*TopN)(nil)
 )
 
 // Process ranks a batch; unwindowed Top-N emits its changelog.
@@ -42,3 +43,11 @@ func (t *TopN) OnWatermark(wm int64, out Output) error {
 
 // Close releases retained rows.
 func (t *TopN) Close() error { t.T.Close(); return nil }
+
+// SnapshotState writes the kept rows of every partition.
+func (t *TopN) SnapshotState(s *Snapshot) error { return snapshotKernel(s, t.T) }
+
+// RestoreState loads the partitions of the key groups this subtask owns.
+func (t *TopN) RestoreState(r *Restore) error {
+	return t.T.Restore(r.Parts, r.Owns, nil)
+}

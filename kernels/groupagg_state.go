@@ -1,0 +1,427 @@
+package kernels
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/clink-dev/clink/checkpoint"
+	"github.com/clink-dev/clink/vector"
+)
+
+// State slot of the unwindowed aggregate (docs/state-format.md): one keyed
+// row per group with the key's typed columns (key_<name>) and each
+// aggregate's accumulators (agg_<column>_<what>). Every group in the table
+// has emitted (a group's first row emits +I), and the values it emitted
+// last are those of its accumulators, so they are all the next changelog
+// row needs.
+const SlotGroupAgg = "group_agg"
+
+// stateFields are the value columns of the group_agg slot: the keys, then
+// each aggregate's accumulators; accs[i] is the range of aggregate i.
+func (g *GroupAgg) stateFields() (fields []arrow.Field, accs [][2]int) {
+	for i, c := range g.cfg.Keys {
+		fields = append(fields, arrow.Field{Name: "key_" + g.schema.Field(i).Name, Type: g.cfg.Input.Field(c).Type})
+	}
+	for i, a := range g.accs {
+		prefix := "agg_count_star_"
+		if c := g.cfg.Aggs[i].Arg; c >= 0 {
+			prefix = "agg_" + g.cfg.Input.Field(c).Name + "_"
+		}
+		from := len(fields)
+		fields = append(fields, a.stateFields(prefix)...)
+		accs = append(accs, [2]int{from, len(fields)})
+	}
+	uniqueStateNames(fields)
+	return fields, accs
+}
+
+// uniqueStateNames renames value columns whose name is taken, compared
+// case-insensitively as the state format requires (also against the fixed
+// columns): the second "agg_x_sum" becomes "agg_x_sum_2". Names depend only
+// on the operator's configuration, so a restore derives the same ones.
+func uniqueStateNames(fields []arrow.Field) {
+	taken := map[string]bool{}
+	for _, f := range []string{checkpoint.ColSlot, checkpoint.ColKeyGroup, checkpoint.ColKey, checkpoint.ColWindowStart, checkpoint.ColWindowEnd} {
+		taken[f] = true
+	}
+	for i, f := range fields {
+		name := f.Name
+		for n := 2; taken[strings.ToLower(name)]; n++ {
+			name = fmt.Sprintf("%s_%d", f.Name, n)
+		}
+		taken[strings.ToLower(name)] = true
+		fields[i].Name = name
+	}
+}
+
+// StateSlots declares the slot of the aggregate's snapshot.
+func (g *GroupAgg) StateSlots() []checkpoint.Slot {
+	fields, _ := g.stateFields()
+	return []checkpoint.Slot{{Name: SlotGroupAgg, Values: fields}}
+}
+
+// Snapshot writes every group into p, whose slots are StateSlots.
+func (g *GroupAgg) Snapshot(p *checkpoint.PartWriter, mem memory.Allocator, maxParallelism int) error {
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	fields, accs := g.stateFields()
+	ids := make([]int32, 0, g.tbl.n)
+	for id, live := range g.tbl.live {
+		if live {
+			ids = append(ids, int32(id))
+		}
+	}
+	for lo := 0; lo < len(ids); lo += snapshotChunk {
+		if err := g.snapshotChunk(p, mem, maxParallelism, fields, accs, ids[lo:min(lo+snapshotChunk, len(ids))]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (g *GroupAgg) snapshotChunk(p *checkpoint.PartWriter, mem memory.Allocator, maxPar int, fields []arrow.Field, accs [][2]int, ids []int32) error {
+	vals := map[string]arrow.Array{}
+	var owned []arrow.Array
+	defer func() {
+		for _, a := range owned {
+			a.Release()
+		}
+	}()
+	keys := make([]arrow.Array, len(g.tbl.keys))
+	for i, c := range g.tbl.keys {
+		keys[i] = c.build(mem, ids)
+		vals[fields[i].Name] = keys[i]
+		owned = append(owned, keys[i])
+	}
+	groups, err := keyGroups(keys, len(ids), maxPar)
+	if err != nil {
+		return err
+	}
+	for i, a := range g.accs {
+		for j, col := range a.snapshot(mem, ids) {
+			vals[fields[accs[i][0]+j].Name] = col
+			owned = append(owned, col)
+		}
+	}
+	return p.WriteSlot(checkpoint.SlotRows{Slot: SlotGroupAgg, KeyGroups: groups, Keys: RenderKeys(keys, len(ids)), Values: vals})
+}
+
+// keyGroups returns the key group of each of the n rows of the key columns.
+func keyGroups(keys []arrow.Array, n, maxPar int) ([]int32, error) {
+	hs, err := KeyHashes(keys, n)
+	if err != nil {
+		return nil, err
+	}
+	groups := make([]int32, n)
+	for k, h := range hs {
+		groups[k] = checkpoint.KeyGroupOf(h, maxPar)
+	}
+	return groups, nil
+}
+
+// Restore loads the groups of the parts' group_agg rows whose key group
+// owns accepts (nil: all) into an empty aggregate.
+func (g *GroupAgg) Restore(parts []*checkpoint.Part, owns func(int32) bool, mem memory.Allocator) error {
+	if g.tbl.n > 0 {
+		return fmt.Errorf("group aggregate: restore into a used aggregate")
+	}
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	fields, accs := g.stateFields()
+	for _, p := range parts {
+		for _, rec := range p.Records {
+			rows, err := stateSlotRows(rec, owns, SlotGroupAgg)
+			if err == nil {
+				err = g.restoreRows(newStateCols(rec, rows[SlotGroupAgg], mem), fields, accs)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", p.Path, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (g *GroupAgg) restoreRows(sc *stateCols, fields []arrow.Field, accs [][2]int) error {
+	defer sc.release()
+	m := len(sc.sel)
+	if m == 0 {
+		return nil
+	}
+	keys := make([]arrow.Array, len(g.cfg.Keys))
+	for i, c := range g.cfg.Keys {
+		var err error
+		if keys[i], err = sc.typed(fields[i].Name, g.cfg.Input.Field(c).Type); err != nil {
+			return err
+		}
+	}
+	ids := slices.Clone(g.tbl.lookup(make([]int64, m), nil, keys, m))
+	if len(g.tbl.newIDs) != m {
+		return fmt.Errorf("%d groups repeat the key of another row", m-len(g.tbl.newIDs))
+	}
+	if sz := g.tbl.size(); sz > len(g.seen) {
+		g.seen = append(g.seen, make([]bool, sz-len(g.seen))...)
+		for _, a := range g.accs {
+			a.grow(sz)
+		}
+	}
+	for _, id := range ids {
+		g.seen[id] = true
+	}
+	for i, a := range g.accs {
+		cols := make([]arrow.Array, 0, accs[i][1]-accs[i][0])
+		for _, f := range fields[accs[i][0]:accs[i][1]] {
+			c, err := sc.typed(f.Name, f.Type)
+			if err != nil {
+				return err
+			}
+			cols = append(cols, c)
+		}
+		if err := a.restore(ids, cols); err != nil {
+			return fmt.Errorf("state column %s: %w", fields[accs[i][0]].Name, err)
+		}
+	}
+	return nil
+}
+
+// stateSlotRows sorts the rows of a state record by slot: keyed rows whose
+// key group owns accepts (nil: all) and every raw row. A slot not in slots
+// is an error.
+func stateSlotRows(rec arrow.RecordBatch, owns func(int32) bool, slots ...string) (map[string][]int32, error) {
+	slot, ok1 := rec.Column(0).(*array.String)
+	kg, ok2 := rec.Column(1).(*array.Int32)
+	if !ok1 || !ok2 {
+		return nil, fmt.Errorf("not a state record: columns 0 and 1 are %s, %s", rec.Column(0).DataType(), rec.Column(1).DataType())
+	}
+	rows := make(map[string][]int32, len(slots))
+	for _, s := range slots {
+		rows[s] = nil
+	}
+	for i := range int(rec.NumRows()) {
+		s := slot.Value(i)
+		l, known := rows[s]
+		if !known {
+			return nil, fmt.Errorf("row %d: unknown slot %q (want one of %s)", i, s, strings.Join(slots, ", "))
+		}
+		if g := kg.Value(i); g == checkpoint.RawKeyGroup || owns == nil || owns(g) {
+			rows[s] = append(l, int32(i))
+		}
+	}
+	return rows, nil
+}
+
+// stateCols reads value columns of the selected rows of a state record.
+// The arrays are the record's (all rows selected, unless copy is set) or
+// copies allocated from mem; release drops them.
+type stateCols struct {
+	rec   arrow.RecordBatch
+	sel   []int32
+	mem   memory.Allocator
+	copy  bool
+	owned []arrow.Array
+}
+
+func newStateCols(rec arrow.RecordBatch, sel []int32, mem memory.Allocator) *stateCols {
+	return &stateCols{rec: rec, sel: sel, mem: mem}
+}
+
+// typed returns the named column of the selected rows, which must have
+// type dt.
+func (s *stateCols) typed(name string, dt arrow.DataType) (arrow.Array, error) {
+	a := checkpoint.Column(s.rec, name)
+	if a == nil {
+		return nil, fmt.Errorf("no state column %q", name)
+	}
+	if !arrow.TypeEqual(a.DataType(), dt) {
+		return nil, fmt.Errorf("state column %q is %s, want %s", name, a.DataType(), dt)
+	}
+	if len(s.sel) == a.Len() && !s.copy {
+		a.Retain()
+	} else {
+		a = vector.Take(s.mem, a, s.sel)
+	}
+	s.owned = append(s.owned, a)
+	return a, nil
+}
+
+// int64s returns a BIGINT column of the selected rows (NULL as 0).
+func (s *stateCols) int64s(name string) ([]int64, error) {
+	a, err := s.typed(name, arrow.PrimitiveTypes.Int64)
+	if err != nil {
+		return nil, err
+	}
+	return a.(*array.Int64).Int64Values(), nil
+}
+
+func (s *stateCols) release() {
+	for _, a := range s.owned {
+		a.Release()
+	}
+	s.owned = nil
+}
+
+// Accumulator snapshots of the updating aggregate. Each accumulator
+// describes its state as typed value columns named prefix+what, writes
+// them for a list of groups and sets groups from them; a value is NULL
+// where the group has none (the aggregate's result is NULL).
+
+func (a *gaCount) stateFields(p string) []arrow.Field {
+	return []arrow.Field{{Name: p + "count", Type: arrow.PrimitiveTypes.Int64}}
+}
+
+func (a *gaCount) snapshot(mem memory.Allocator, ids []int32) []arrow.Array {
+	return []arrow.Array{int64Col(mem, len(ids), func(j int) int64 { return a.n[ids[j]] })}
+}
+
+func (a *gaCount) restore(ids []int32, cols []arrow.Array) error {
+	n := cols[0].(*array.Int64).Int64Values()
+	for j, id := range ids {
+		a.n[id] = n[j]
+	}
+	return nil
+}
+
+func (a *gaSum[T]) stateFields(p string) []arrow.Field {
+	return []arrow.Field{{Name: p + "sum", Type: a.t}}
+}
+
+func (a *gaSum[T]) snapshot(mem memory.Allocator, ids []int32) []arrow.Array {
+	return []arrow.Array{gaSnapshotOpt(mem, a.t, ids, a.sum, a.has)}
+}
+
+func (a *gaSum[T]) restore(ids []int32, cols []arrow.Array) error {
+	gaRestoreOpt(ids, cols[0], a.sum, a.has)
+	return nil
+}
+
+func (a *gaAvg) stateFields(p string) []arrow.Field {
+	return []arrow.Field{{Name: p + "avg_sum", Type: arrow.PrimitiveTypes.Float64}, {Name: p + "avg_count", Type: arrow.PrimitiveTypes.Int64}}
+}
+
+func (a *gaAvg) snapshot(mem memory.Allocator, ids []int32) []arrow.Array {
+	s := winNewFixed[float64](mem, arrow.PrimitiveTypes.Float64, len(ids))
+	for j, id := range ids {
+		if a.n[id] == 0 {
+			s.setNull(j)
+			continue
+		}
+		s.vals[j] = a.sum[id]
+	}
+	return []arrow.Array{s.finish(), int64Col(mem, len(ids), func(j int) int64 { return a.n[ids[j]] })}
+}
+
+func (a *gaAvg) restore(ids []int32, cols []arrow.Array) error {
+	s, n := cols[0].(*array.Float64), cols[1].(*array.Int64).Int64Values()
+	for j, id := range ids {
+		a.sum[id], a.n[id] = 0, n[j]
+		if s.IsValid(j) {
+			a.sum[id] = s.Value(j)
+		}
+	}
+	return nil
+}
+
+func (a *gaExt[T]) what() string {
+	if a.max {
+		return "max"
+	}
+	return "min"
+}
+
+func (a *gaExt[T]) stateFields(p string) []arrow.Field {
+	return []arrow.Field{{Name: p + a.what(), Type: a.t}}
+}
+
+func (a *gaExt[T]) snapshot(mem memory.Allocator, ids []int32) []arrow.Array {
+	return []arrow.Array{gaSnapshotOpt(mem, a.t, ids, a.v, a.has)}
+}
+
+func (a *gaExt[T]) restore(ids []int32, cols []arrow.Array) error {
+	gaRestoreOpt(ids, cols[0], a.v, a.has)
+	return nil
+}
+
+func (a *gaBoolExt) stateFields(p string) []arrow.Field {
+	return []arrow.Field{{Name: p + a.what(), Type: arrow.FixedWidthTypes.Boolean}}
+}
+
+func (a *gaBoolExt) snapshot(mem memory.Allocator, ids []int32) []arrow.Array {
+	o := winNewBool(mem, len(ids))
+	for j, id := range ids {
+		switch {
+		case !a.has[id]:
+			o.setNull(j)
+		case a.v[id] == 1:
+			o.bits[j>>3] |= 1 << (j & 7)
+		}
+	}
+	return []arrow.Array{o.finish()}
+}
+
+func (a *gaBoolExt) restore(ids []int32, cols []arrow.Array) error {
+	b := cols[0].(*array.Boolean)
+	for j, id := range ids {
+		a.v[id], a.has[id] = 0, b.IsValid(j)
+		if a.has[id] && b.Value(j) {
+			a.v[id] = 1
+		}
+	}
+	return nil
+}
+
+// COUNT(DISTINCT x) keeps the sets as the window aggregate does: the
+// values' texts, sorted, as LIST<STRING>.
+
+func (a *gaDistinct) stateFields(p string) []arrow.Field {
+	return (&aggDistinctState{}).stateFields(p + "distinct_")
+}
+
+func (a *gaDistinct) snapshot(mem memory.Allocator, ids []int32) []arrow.Array {
+	return (&aggDistinctState{sets: a.sets}).snapshot(mem, ids)
+}
+
+func (a *gaDistinct) restore(ids []int32, cols []arrow.Array) error {
+	return (&aggDistinctState{sets: a.sets}).restore(ids, cols)
+}
+
+// gaSnapshotOpt builds a column of type t from per-group values that are
+// NULL where has is false.
+func gaSnapshotOpt[T any](mem memory.Allocator, t arrow.DataType, ids []int32, v []T, has []bool) arrow.Array {
+	b := array.NewBuilder(mem, t)
+	defer b.Release()
+	b.Reserve(len(ids))
+	app := b.(interface{ Append(T) })
+	for _, id := range ids {
+		if has[id] {
+			app.Append(v[id])
+		} else {
+			b.AppendNull()
+		}
+	}
+	return b.NewArray()
+}
+
+// gaRestoreOpt sets per-group values and has from col (NULL: no value).
+// Strings are copied: col's buffers belong to the checkpoint's record.
+func gaRestoreOpt[T any](ids []int32, col arrow.Array, v []T, has []bool) {
+	get := col.(interface{ Value(int) T })
+	var zero T
+	for j, id := range ids {
+		v[id], has[id] = zero, col.IsValid(j)
+		if !has[id] {
+			continue
+		}
+		x := get.Value(j)
+		if s, ok := any(x).(string); ok {
+			x = any(strings.Clone(s)).(T)
+		}
+		v[id] = x
+	}
+}

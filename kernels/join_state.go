@@ -1,0 +1,215 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/clink-dev/clink/checkpoint"
+	"github.com/clink-dev/clink/vector"
+)
+
+// State slots of a join (docs/state-format.md): one keyed row per stored
+// row of each side, in arrival order (which orders the output), keyed by
+// the side's join key: the whole row as typed columns (l_<column> for the
+// left side, r_<column> for the right; the key is among them), its event
+// time (interval joins) and how many partners it has met (outer joins
+// retract or emit the NULL-padded row while it has none); and one raw row
+// with the watermark.
+const (
+	SlotJoinLeft  = "join_left"
+	SlotJoinRight = "join_right"
+)
+
+var joinSlots = [2]string{SlotJoinLeft, SlotJoinRight}
+
+func (j *Join) sideSchema(side int) *arrow.Schema {
+	if side == 0 {
+		return j.cfg.Left
+	}
+	return j.cfg.Right
+}
+
+func (j *Join) sideKeys(side int) []int {
+	if side == 0 {
+		return j.cfg.LeftKeys
+	}
+	return j.cfg.RightKeys
+}
+
+// rowFields are the value columns holding a side's rows.
+func (j *Join) rowFields(side int) []arrow.Field {
+	prefix := [2]string{"l_", "r_"}[side]
+	var fields []arrow.Field
+	for _, f := range j.sideSchema(side).Fields() {
+		fields = append(fields, arrow.Field{Name: prefix + f.Name, Type: f.Type})
+	}
+	uniqueStateNames(fields)
+	return fields
+}
+
+// StateSlots declares the slots of the join's snapshot.
+func (j *Join) StateSlots() []checkpoint.Slot {
+	meta := []arrow.Field{{Name: "time", Type: arrow.PrimitiveTypes.Int64}, {Name: "matches", Type: arrow.PrimitiveTypes.Int64}}
+	return []checkpoint.Slot{
+		{Name: SlotJoinLeft, Values: append(j.rowFields(0), meta...)},
+		{Name: SlotJoinRight, Values: append(j.rowFields(1), meta...)},
+		{Name: SlotOperator, Raw: true, Values: []arrow.Field{{Name: "watermark", Type: arrow.PrimitiveTypes.Int64}}},
+	}
+}
+
+// Snapshot writes both sides' live rows and the watermark into p, whose
+// slots are StateSlots.
+func (j *Join) Snapshot(p *checkpoint.PartWriter, mem memory.Allocator, maxParallelism int) error {
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	for side, s := range j.sides {
+		fields := j.rowFields(side)
+		var live []int32
+		for idx, dead := range s.dead {
+			if !dead {
+				live = append(live, int32(idx))
+			}
+		}
+		for lo := 0; lo < len(live); lo += snapshotChunk {
+			if err := j.snapshotRows(p, mem, maxParallelism, side, fields, live[lo:min(lo+snapshotChunk, len(live))]); err != nil {
+				return err
+			}
+		}
+	}
+	wm := int64Col(mem, 1, func(int) int64 { return j.wm })
+	defer wm.Release()
+	return p.WriteSlot(checkpoint.SlotRows{Slot: SlotOperator, KeyGroups: []int32{checkpoint.RawKeyGroup},
+		Values: map[string]arrow.Array{"watermark": wm}})
+}
+
+func (j *Join) snapshotRows(p *checkpoint.PartWriter, mem memory.Allocator, maxPar, side int, fields []arrow.Field, refs []int32) error {
+	s := j.sides[side]
+	n := len(refs)
+	vals := map[string]arrow.Array{}
+	defer func() {
+		for _, a := range vals {
+			a.Release()
+		}
+	}()
+	cols := make([]arrow.Array, len(fields))
+	for c, f := range j.sideSchema(side).Fields() {
+		a, err := s.gather(mem, f.Type, c, refs)
+		if err != nil {
+			return err
+		}
+		cols[c] = a
+		vals[fields[c].Name] = a
+	}
+	keys := make([]arrow.Array, 0, len(j.sideKeys(side)))
+	for _, c := range j.sideKeys(side) {
+		keys = append(keys, cols[c])
+	}
+	groups, err := keyGroups(keys, n, maxPar)
+	if err != nil {
+		return err
+	}
+	if j.cfg.Interval != nil {
+		vals["time"] = int64Col(mem, n, func(k int) int64 { return s.ts[refs[k]] })
+	}
+	vals["matches"] = int64Col(mem, n, func(k int) int64 { return int64(s.matches[refs[k]]) })
+	return p.WriteSlot(checkpoint.SlotRows{Slot: joinSlots[side], KeyGroups: groups, Keys: RenderKeys(keys, n), Values: vals})
+}
+
+// Restore loads the rows of the parts' join rows whose key group owns
+// accepts (nil: all), and the watermark, into an empty join. A side's rows
+// keep their order.
+func (j *Join) Restore(parts []*checkpoint.Part, owns func(int32) bool, mem memory.Allocator) error {
+	if len(j.sides[0].rowB)+len(j.sides[1].rowB) > 0 || j.wm != math.MinInt64 {
+		return fmt.Errorf("join: restore into a used join")
+	}
+	if mem == nil {
+		mem = j.mem
+	}
+	fields := [2][]arrow.Field{j.rowFields(0), j.rowFields(1)}
+	for _, p := range parts {
+		for _, rec := range p.Records {
+			if err := j.restoreRecord(rec, owns, mem, fields); err != nil {
+				return fmt.Errorf("%s: %w", p.Path, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (j *Join) restoreRecord(rec arrow.RecordBatch, owns func(int32) bool, mem memory.Allocator, fields [2][]arrow.Field) error {
+	rows, err := stateSlotRows(rec, owns, SlotJoinLeft, SlotJoinRight, SlotOperator)
+	if err != nil {
+		return err
+	}
+	if sel := rows[SlotOperator]; len(sel) > 0 {
+		sc := newStateCols(rec, sel, mem)
+		wm, err := sc.int64s("watermark")
+		if err != nil {
+			sc.release()
+			return fmt.Errorf("operator row: %w", err)
+		}
+		j.wm = max(j.wm, slices.Max(wm))
+		sc.release()
+	}
+	for side, slot := range joinSlots {
+		if err := j.restoreSide(newStateCols(rec, rows[slot], mem), side, fields[side]); err != nil {
+			return fmt.Errorf("%s rows: %w", slot, err)
+		}
+	}
+	return nil
+}
+
+// restoreSide stores the selected rows as a batch of the side's schema.
+func (j *Join) restoreSide(sc *stateCols, side int, fields []arrow.Field) error {
+	defer sc.release()
+	m := len(sc.sel)
+	if m == 0 {
+		return nil
+	}
+	sc.copy = true // the join keeps them: no views of the checkpoint's records
+	schema := j.sideSchema(side)
+	cols := make([]arrow.Array, len(fields))
+	for c, f := range schema.Fields() {
+		var err error
+		if cols[c], err = sc.typed(fields[c].Name, f.Type); err != nil {
+			return err
+		}
+	}
+	matches, err := sc.int64s("matches")
+	if err != nil {
+		return err
+	}
+	var ts []int64
+	if j.cfg.Interval != nil {
+		if ts, err = sc.int64s("time"); err != nil {
+			return err
+		}
+	}
+	keys := make([]arrow.Array, 0, len(j.sideKeys(side)))
+	for _, c := range j.sideKeys(side) {
+		keys = append(keys, cols[c])
+	}
+	ids := slices.Clone(j.tbl.lookup(make([]int64, m), nil, keys, m))
+	for _, s := range j.sides {
+		if len(s.byKey) < j.tbl.size() {
+			s.byKey = append(s.byKey, make([][]int32, j.tbl.size()-len(s.byKey))...)
+		}
+	}
+	b := vector.New(array.NewRecordBatch(schema, cols, int64(m)))
+	defer b.Release()
+	s := j.sides[side]
+	for r, id := range ids {
+		idx := s.store(b, int32(r), id, -1)
+		s.matches[idx] = int32(matches[r])
+		if ts != nil {
+			s.ts[idx] = ts[r]
+		}
+	}
+	return nil
+}
