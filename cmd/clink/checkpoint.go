@@ -15,6 +15,7 @@ import (
 
 	"github.com/clink-dev/clink/checkpoint"
 	"github.com/clink-dev/clink/engine"
+	"github.com/clink-dev/clink/substrait"
 )
 
 // checkpointFlags are clink run's checkpoint options.
@@ -52,14 +53,36 @@ func jobName(fs *flag.FlagSet, src *source) string {
 	return "job"
 }
 
-// Fingerprint identifies a plan: the SHA-256 of its deterministic protobuf.
+// Fingerprint identifies a plan: the SHA-256 of its deterministic protobuf,
+// without its runtime settings (a new checkpoint interval or parallelism
+// keeps the job's state).
 func Fingerprint(plan *pb.Plan) (string, error) {
-	data, err := proto.MarshalOptions{Deterministic: true}.Marshal(plan)
+	data, err := proto.MarshalOptions{Deterministic: true}.Marshal(substrait.WithoutSettings(plan))
 	if err != nil {
 		return "", err
 	}
 	sum := sha256.Sum256(data)
 	return "plan-sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// applySettings takes the script's SET values where no flag was given.
+func (c *checkpointFlags) applySettings(settings map[string]string, set map[string]bool) error {
+	if v, ok := settings["checkpoint_dir"]; ok && !set["checkpoint-dir"] {
+		c.dir = v
+	}
+	if v, ok := settings["checkpoint_interval_ms"]; ok && !set["checkpoint-interval-ms"] {
+		var ms int64
+		if _, err := fmt.Sscan(v, &ms); err != nil || ms <= 0 {
+			return fmt.Errorf("plan setting checkpoint_interval_ms %q", v)
+		}
+		c.interval = time.Duration(ms) * time.Millisecond
+	}
+	if v, ok := settings["checkpoints_retained"]; ok && !set["checkpoints-retained"] {
+		if _, err := fmt.Sscan(v, &c.retain); err != nil {
+			return fmt.Errorf("plan setting checkpoints_retained %q", v)
+		}
+	}
+	return nil
 }
 
 // config returns the engine's checkpoint configuration, or nil without a

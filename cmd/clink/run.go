@@ -106,6 +106,20 @@ func cmdRun(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cko.job = jobName(fs, &src)
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	settings, err := substrait.JobSettings(plan)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 1
+	}
+	if v, ok := settings["parallelism"]; ok && !set["parallelism"] {
+		fmt.Sscan(v, parallelism)
+	}
+	if err := cko.applySettings(settings, set); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 1
+	}
 	if *parallelism < 1 {
 		fmt.Fprintln(os.Stderr, "error: --parallelism must be at least 1")
 		return 2

@@ -49,7 +49,11 @@ func compile(src string, reg *connectors.Registry, needQuery bool) (*pb.Plan, er
 		last := script.Statements[len(script.Statements)-1]
 		return nil, Errorf(src, last.Position(), "script has no INSERT INTO or SELECT statement to run")
 	}
-	return b.sb.Plan(roots...), nil
+	plan := b.sb.Plan(roots...)
+	if err := substrait.SetJobSettings(plan, b.settings); err != nil {
+		return nil, err
+	}
+	return plan, nil
 }
 
 // Table is a catalog entry made by CREATE TABLE.
@@ -74,6 +78,10 @@ type binder struct {
 	// unboundedState: the script accepted state that grows without end
 	// (SET 'table.exec.state.ttl' = '0').
 	unboundedState bool
+	// settings are the runtime settings SET statements gave (canonical
+	// keys: checkpoint_interval_ms, checkpoint_dir, checkpoints_retained,
+	// parallelism); the plan carries them.
+	settings map[string]string
 	// topNTime: per ROW_NUMBER relation, its event-time partition column
 	// (a window's end) or -1.
 	topNTime map[*pb.ConsistentPartitionWindowRel]int
@@ -87,7 +95,7 @@ type binder struct {
 func newBinder(src string, reg *connectors.Registry) *binder {
 	f := kernels.NewRegistry()
 	kernels.RegisterScalar(f)
-	return &binder{src: src, reg: reg, tables: map[string]*Table{}, views: map[string]*named{}, topNTime: map[*pb.ConsistentPartitionWindowRel]int{}, sb: substrait.NewBuilder(), funcs: f}
+	return &binder{src: src, reg: reg, tables: map[string]*Table{}, views: map[string]*named{}, topNTime: map[*pb.ConsistentPartitionWindowRel]int{}, sb: substrait.NewBuilder(), funcs: f, settings: map[string]string{}}
 }
 
 // spelled is an identifier as the user wrote it: unquoted identifiers
@@ -165,7 +173,69 @@ func (b *binder) set(s *Set) error {
 		}
 		return b.errf(s.ValuePos, "state TTL '%s' is not supported yet: only '0' (keep state forever, accepting that it grows)", s.Value)
 	}
-	return b.errf(s.Pos, "SET '%s' is not supported (supported: 'table.exec.state.ttl' = '0'); runtime settings are flags of 'clink run'", s.Key)
+	v := strings.TrimSpace(s.Value)
+	switch s.Key {
+	case "execution.checkpointing.interval":
+		ms, ok := parseDurationMS(v)
+		if !ok || ms <= 0 {
+			return b.errf(s.ValuePos, "checkpoint interval '%s' is not a positive duration (e.g. '10s', '500 ms', '1 min')", s.Value)
+		}
+		b.settings["checkpoint_interval_ms"] = strconv.FormatInt(ms, 10)
+		return nil
+	case "execution.checkpointing.dir", "state.checkpoints.dir":
+		dir := strings.TrimPrefix(v, "file://")
+		if dir == "" || strings.Contains(dir, "://") {
+			return b.errf(s.ValuePos, "checkpoint directory '%s' must be a local path (file:///... or /...)", s.Value)
+		}
+		b.settings["checkpoint_dir"] = dir
+		return nil
+	case "execution.checkpointing.num-retained", "state.checkpoints.num-retained":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return b.errf(s.ValuePos, "'%s' must be a whole number of at least 1", s.Key)
+		}
+		b.settings["checkpoints_retained"] = v
+		return nil
+	case "execution.checkpointing.mode":
+		if !strings.EqualFold(v, "EXACTLY_ONCE") {
+			return b.errf(s.ValuePos, "checkpointing mode '%s' is not supported: Clink's barriers are aligned (EXACTLY_ONCE)", s.Value)
+		}
+		return nil
+	case "parallelism.default":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return b.errf(s.ValuePos, "'parallelism.default' must be a whole number of at least 1")
+		}
+		b.settings["parallelism"] = v
+		return nil
+	}
+	return b.errf(s.Pos, "SET '%s' is not supported (supported: 'table.exec.state.ttl' = '0', 'execution.checkpointing.interval', 'execution.checkpointing.dir' (or 'state.checkpoints.dir'), 'execution.checkpointing.num-retained', 'execution.checkpointing.mode' = 'EXACTLY_ONCE', 'parallelism.default')", s.Key)
+}
+
+// parseDurationMS reads a Flink duration: a number with an optional unit
+// (ms, s, sec, min, m, h; a bare number is milliseconds).
+func parseDurationMS(v string) (int64, bool) {
+	v = strings.ToLower(strings.TrimSpace(v))
+	i := 0
+	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v[:i], 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	mult := map[string]int64{"": 1, "ms": 1, "milli": 1, "millis": 1, "millisecond": 1, "milliseconds": 1,
+		"s": 1000, "sec": 1000, "secs": 1000, "second": 1000, "seconds": 1000,
+		"m": 60000, "min": 60000, "mins": 60000, "minute": 60000, "minutes": 60000,
+		"h": 3600000, "hour": 3600000, "hours": 3600000}
+	m, ok := mult[strings.TrimSpace(v[i:])]
+	if !ok || n > (1<<62)/m {
+		return 0, false
+	}
+	return n * m, true
 }
 
 // sqlType maps a SQL type to the engine's Arrow type.
