@@ -117,7 +117,7 @@ func TestWindowAggTumbleLateness(t *testing.T) {
 func TestWindowAggSessionLatenessRandom(t *testing.T) {
 	seeds, restores := 12, 5
 	if testing.Short() || raceEnabled {
-		seeds, restores = 4, 2
+		seeds, restores = 2, 1
 	}
 	kinds := map[string]int{}
 	for seed := range uint64(seeds) {
