@@ -122,7 +122,7 @@ var CommonSourceOptions = []Option{
 	{Name: "format", Type: Enum, Values: []string{"json"}, Default: "json", Description: "record format", Example: "json"},
 	{Name: "event_time_column", Type: String, Description: "BIGINT epoch-ms or TIMESTAMP(3) column that carries event time; a table without one cannot be windowed (processing-time windows are not supported yet)", Example: "ts"},
 	{Name: "watermark_lag_ms", Type: Int, Default: "0", Description: "a partition's watermark is the largest event time it has seen minus this lag", Example: "3000"},
-	{Name: "allowed_lateness_ms", Type: Int, Default: "0", Description: "windows over this table's event time stay open this long after they fire: later rows update them (the result becomes a changelog: first firing +I, updates -U/+U); rows later than that are dropped", Example: "5000"},
+	{Name: "allowed_lateness_ms", Type: Int, Default: "0", Description: "windows over this table's event time stay open this long after they fire: later rows update them (the result becomes a changelog: first firing +I, updates -U/+U; a SESSION whose bounds change: -D old, +I new); rows later than that are dropped", Example: "5000"},
 	{Name: "on_error", Aliases: []string{"json.ignore-parse-errors"}, ValueAliases: map[string]string{"true": "skip", "false": "fail"}, Type: Enum, Values: []string{"fail", "skip"}, Default: "fail", Description: "what a malformed record does: stop the job naming it, or skip and count it", Example: "skip"},
 }
 
