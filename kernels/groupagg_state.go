@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -217,6 +218,23 @@ func stateSlotRows(rec arrow.RecordBatch, owns func(int32) bool, slots ...string
 	return rows, nil
 }
 
+// slotSel lists the rows of slot in a state record whose key group owns
+// accepts (nil: all).
+func slotSel(rec arrow.RecordBatch, owns func(int32) bool, slot string) ([]int32, error) {
+	slots, ok1 := rec.Column(0).(*array.String)
+	kg, ok2 := rec.Column(1).(*array.Int32)
+	if !ok1 || !ok2 {
+		return nil, fmt.Errorf("not a state record: columns 0 and 1 are %s, %s", rec.Column(0).DataType(), rec.Column(1).DataType())
+	}
+	var sel []int32
+	for i := range int(rec.NumRows()) {
+		if slots.Value(i) == slot && (owns == nil || owns(kg.Value(i))) {
+			sel = append(sel, int32(i))
+		}
+	}
+	return sel, nil
+}
+
 // stateCols reads value columns of the selected rows of a state record.
 // The arrays are the record's (all rows selected, unless copy is set) or
 // copies allocated from mem; release drops them.
@@ -265,6 +283,84 @@ func (s *stateCols) release() {
 		a.Release()
 	}
 	s.owned = nil
+}
+
+// slotColumns reads the rows of slot in part whose key group owns accepts
+// (nil: all) as one set of columns, fields (name and type each), allocated
+// from mem; the caller releases them. With sortBy set (a BIGINT column),
+// the rows are in its order: state whose order matters says so in a
+// column, as the format's rows are in no particular order.
+func slotColumns(part *checkpoint.Part, slot string, owns func(int32) bool, mem memory.Allocator, fields []arrow.Field, sortBy string) ([]arrow.Array, error) {
+	per := make([][]arrow.Array, len(fields))
+	release := func() {
+		for _, l := range per {
+			for _, a := range l {
+				a.Release()
+			}
+		}
+	}
+	defer release()
+	for _, rec := range part.Records {
+		sel, err := slotSel(rec, owns, slot)
+		if err != nil {
+			return nil, err
+		}
+		sc := newStateCols(rec, sel, mem)
+		if len(sc.sel) == 0 {
+			continue
+		}
+		sc.copy = true
+		for i, f := range fields {
+			a, err := sc.typed(f.Name, f.Type)
+			if err != nil {
+				sc.release()
+				return nil, err
+			}
+			a.Retain()
+			per[i] = append(per[i], a)
+		}
+		sc.release()
+	}
+	if len(per) == 0 || len(per[0]) == 0 {
+		return nil, nil
+	}
+	cols := make([]arrow.Array, len(fields))
+	var err error
+	for i, l := range per {
+		if len(l) == 1 {
+			l[0].Retain()
+			cols[i] = l[0]
+		} else if cols[i], err = array.Concatenate(l, mem); err != nil {
+			releaseAll(cols)
+			return nil, fmt.Errorf("state column %q: %w", fields[i].Name, err)
+		}
+	}
+	if sortBy == "" {
+		return cols, nil
+	}
+	k := slices.IndexFunc(fields, func(f arrow.Field) bool { return f.Name == sortBy })
+	by := cols[k].(*array.Int64).Int64Values()
+	if slices.IsSorted(by) {
+		return cols, nil
+	}
+	perm := make([]int32, len(by))
+	for r := range perm {
+		perm[r] = int32(r)
+	}
+	slices.SortStableFunc(perm, func(a, b int32) int { return cmp.Compare(by[a], by[b]) })
+	for i, c := range cols {
+		cols[i] = vector.Take(mem, c, perm)
+		c.Release()
+	}
+	return cols, nil
+}
+
+func releaseAll(arrs []arrow.Array) {
+	for _, a := range arrs {
+		if a != nil {
+			a.Release()
+		}
+	}
 }
 
 // Accumulator snapshots of the updating aggregate. Each accumulator

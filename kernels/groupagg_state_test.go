@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clink-dev/clink/checkpoint"
@@ -47,7 +49,31 @@ func stateCheckpoint(t *testing.T, store *checkpoint.Store, id uint64, op stateW
 	if err != nil {
 		t.Fatal(err)
 	}
+	stateShuffle(part, rand.New(rand.NewPCG(id, 9)))
 	return part
+}
+
+// stateShuffle puts the part's rows in a random order, as the format
+// allows (rows are in no particular order): a restore must not depend on
+// the order it wrote them in.
+func stateShuffle(part *checkpoint.Part, rng *rand.Rand) {
+	mem := memory.NewGoAllocator()
+	recs := part.Records
+	rng.Shuffle(len(recs), func(i, j int) { recs[i], recs[j] = recs[j], recs[i] })
+	for i, rec := range recs {
+		perm := rng.Perm(int(rec.NumRows()))
+		idx := make([]int32, len(perm))
+		for k, p := range perm {
+			idx[k] = int32(p)
+		}
+		cols := make([]arrow.Array, rec.NumCols())
+		for c := range cols {
+			cols[c] = vector.Take(mem, rec.Column(c), idx)
+		}
+		recs[i] = array.NewRecordBatch(rec.Schema(), cols, rec.NumRows())
+		releaseAll(cols)
+		rec.Release()
+	}
 }
 
 // stateOwns is the key-group filter of subtask i of n.

@@ -14,18 +14,23 @@ import (
 )
 
 // State slots of a join (docs/state-format.md): one keyed row per stored
-// row of each side, in arrival order (which orders the output), keyed by
-// the side's join key: the whole row as typed columns (l_<column> for the
-// left side, r_<column> for the right; the key is among them), its event
-// time (interval joins) and how many partners it has met (outer joins
-// retract or emit the NULL-padded row while it has none); and one raw row
-// with the watermark.
+// row of each side, keyed by the side's join key: the whole row as typed
+// columns (l_<column> for the left side, r_<column> for the right; the key
+// is among them), its event time (interval joins), how many partners it
+// has met (outer joins retract or emit the NULL-padded row while it has
+// none) and its arrival, which orders a side's rows and so the output; and
+// one raw row with the watermark.
 const (
 	SlotJoinLeft  = "join_left"
 	SlotJoinRight = "join_right"
 )
 
 var joinSlots = [2]string{SlotJoinLeft, SlotJoinRight}
+
+// joinMetaFields follow a stored row's columns: its event time, partners
+// met and arrival (the order of a side's rows).
+var joinMetaFields = []arrow.Field{{Name: "time", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "matches", Type: arrow.PrimitiveTypes.Int64}, {Name: "arrival", Type: arrow.PrimitiveTypes.Int64}}
 
 func (j *Join) sideSchema(side int) *arrow.Schema {
 	if side == 0 {
@@ -54,10 +59,9 @@ func (j *Join) rowFields(side int) []arrow.Field {
 
 // StateSlots declares the slots of the join's snapshot.
 func (j *Join) StateSlots() []checkpoint.Slot {
-	meta := []arrow.Field{{Name: "time", Type: arrow.PrimitiveTypes.Int64}, {Name: "matches", Type: arrow.PrimitiveTypes.Int64}}
 	return []checkpoint.Slot{
-		{Name: SlotJoinLeft, Values: append(j.rowFields(0), meta...)},
-		{Name: SlotJoinRight, Values: append(j.rowFields(1), meta...)},
+		{Name: SlotJoinLeft, Values: append(j.rowFields(0), joinMetaFields...)},
+		{Name: SlotJoinRight, Values: append(j.rowFields(1), joinMetaFields...)},
 		{Name: SlotOperator, Raw: true, Values: []arrow.Field{{Name: "watermark", Type: arrow.PrimitiveTypes.Int64}}},
 	}
 }
@@ -118,12 +122,13 @@ func (j *Join) snapshotRows(p *checkpoint.PartWriter, mem memory.Allocator, maxP
 		vals["time"] = int64Col(mem, n, func(k int) int64 { return s.ts[refs[k]] })
 	}
 	vals["matches"] = int64Col(mem, n, func(k int) int64 { return int64(s.matches[refs[k]]) })
+	vals["arrival"] = int64Col(mem, n, func(k int) int64 { return int64(refs[k]) })
 	return p.WriteSlot(checkpoint.SlotRows{Slot: joinSlots[side], KeyGroups: groups, Keys: RenderKeys(keys, n), Values: vals})
 }
 
 // Restore loads the rows of the parts' join rows whose key group owns
 // accepts (nil: all), and the watermark, into an empty join. A side's rows
-// keep their order.
+// keep their arrival order.
 func (j *Join) Restore(parts []*checkpoint.Part, owns func(int32) bool, mem memory.Allocator) error {
 	if len(j.sides[0].rowB)+len(j.sides[1].rowB) > 0 || j.wm != math.MinInt64 {
 		return fmt.Errorf("join: restore into a used join")
@@ -131,66 +136,53 @@ func (j *Join) Restore(parts []*checkpoint.Part, owns func(int32) bool, mem memo
 	if mem == nil {
 		mem = j.mem
 	}
-	fields := [2][]arrow.Field{j.rowFields(0), j.rowFields(1)}
 	for _, p := range parts {
-		for _, rec := range p.Records {
-			if err := j.restoreRecord(rec, owns, mem, fields); err != nil {
-				return fmt.Errorf("%s: %w", p.Path, err)
-			}
+		if err := j.restorePart(p, owns, mem); err != nil {
+			return fmt.Errorf("%s: %w", p.Path, err)
 		}
 	}
 	return nil
 }
 
-func (j *Join) restoreRecord(rec arrow.RecordBatch, owns func(int32) bool, mem memory.Allocator, fields [2][]arrow.Field) error {
-	rows, err := stateSlotRows(rec, owns, SlotJoinLeft, SlotJoinRight, SlotOperator)
-	if err != nil {
-		return err
-	}
-	if sel := rows[SlotOperator]; len(sel) > 0 {
-		sc := newStateCols(rec, sel, mem)
-		wm, err := sc.int64s("watermark")
+func (j *Join) restorePart(p *checkpoint.Part, owns func(int32) bool, mem memory.Allocator) error {
+	for _, rec := range p.Records {
+		rows, err := stateSlotRows(rec, owns, SlotJoinLeft, SlotJoinRight, SlotOperator)
 		if err != nil {
-			sc.release()
-			return fmt.Errorf("operator row: %w", err)
+			return err
 		}
-		j.wm = max(j.wm, slices.Max(wm))
-		sc.release()
+		if sel := rows[SlotOperator]; len(sel) > 0 {
+			sc := newStateCols(rec, sel, mem)
+			wm, err := sc.int64s("watermark")
+			if err == nil {
+				j.wm = max(j.wm, slices.Max(wm))
+			}
+			sc.release()
+			if err != nil {
+				return fmt.Errorf("operator row: %w", err)
+			}
+		}
 	}
 	for side, slot := range joinSlots {
-		if err := j.restoreSide(newStateCols(rec, rows[slot], mem), side, fields[side]); err != nil {
+		fields := append(j.rowFields(side), joinMetaFields...)
+		cols, err := slotColumns(p, slot, owns, mem, fields, "arrival")
+		if err == nil && cols != nil {
+			err = j.restoreSide(side, cols)
+			releaseAll(cols)
+		}
+		if err != nil {
 			return fmt.Errorf("%s rows: %w", slot, err)
 		}
 	}
 	return nil
 }
 
-// restoreSide stores the selected rows as a batch of the side's schema.
-func (j *Join) restoreSide(sc *stateCols, side int, fields []arrow.Field) error {
-	defer sc.release()
-	m := len(sc.sel)
-	if m == 0 {
-		return nil
-	}
-	sc.copy = true // the join keeps them: no views of the checkpoint's records
+// restoreSide stores rows given as the side's columns followed by the
+// meta columns.
+func (j *Join) restoreSide(side int, cols []arrow.Array) error {
 	schema := j.sideSchema(side)
-	cols := make([]arrow.Array, len(fields))
-	for c, f := range schema.Fields() {
-		var err error
-		if cols[c], err = sc.typed(fields[c].Name, f.Type); err != nil {
-			return err
-		}
-	}
-	matches, err := sc.int64s("matches")
-	if err != nil {
-		return err
-	}
-	var ts []int64
-	if j.cfg.Interval != nil {
-		if ts, err = sc.int64s("time"); err != nil {
-			return err
-		}
-	}
+	nc := schema.NumFields()
+	m := cols[0].Len()
+	ts, matches := cols[nc].(*array.Int64).Int64Values(), cols[nc+1].(*array.Int64).Int64Values()
 	keys := make([]arrow.Array, 0, len(j.sideKeys(side)))
 	for _, c := range j.sideKeys(side) {
 		keys = append(keys, cols[c])
@@ -201,13 +193,13 @@ func (j *Join) restoreSide(sc *stateCols, side int, fields []arrow.Field) error 
 			s.byKey = append(s.byKey, make([][]int32, j.tbl.size()-len(s.byKey))...)
 		}
 	}
-	b := vector.New(array.NewRecordBatch(schema, cols, int64(m)))
+	b := vector.New(array.NewRecordBatch(schema, cols[:nc], int64(m)))
 	defer b.Release()
 	s := j.sides[side]
 	for r, id := range ids {
 		idx := s.store(b, int32(r), id, -1)
 		s.matches[idx] = int32(matches[r])
-		if ts != nil {
+		if j.cfg.Interval != nil {
 			s.ts[idx] = ts[r]
 		}
 	}

@@ -269,3 +269,46 @@ func joinStateRun(t *testing.T, c wtCase, cfg JoinConfig, steps []joinStep, cut 
 	}
 	return out
 }
+
+// TestJoinSnapshotRestoreLarge restores a state of several records per
+// side (more rows than one state record holds), shuffled: the left join's
+// output after the restore equals the uninterrupted run's.
+func TestJoinSnapshotRestoreLarge(t *testing.T) {
+	const n = 3*snapshotChunk + 100
+	r := rand.New(rand.NewPCG(3, 4))
+	keys, ts, vals := make([]int64, n), make([]int64, n), make([]int64, n)
+	for i, k := range r.Perm(n) {
+		keys[i], ts[i], vals[i] = int64(k%(n/2)), int64(i), int64(i)
+	}
+	cfg := JoinConfig{Left: wtInt64Schema, Right: wtInt64Schema, LeftKeys: []int{0}, RightKeys: []int{0}, Kind: JoinFull}
+	run := func(cut bool) []string {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		defer mem.AssertSize(t, 0)
+		j, err := NewJoin(cfg, mem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for s, half := range [][2]int{{0, n / 2}, {n / 2, n}} {
+			for side := range 2 {
+				b := int64Batch(mem, keys[half[0]:half[1]], ts[half[0]:half[1]], vals[half[0]:half[1]])
+				res, err := j.Add(side, b)
+				b.Release()
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, stateLines(t, res)...)
+			}
+			if cut && s == 0 {
+				store, err := checkpoint.NewStore(t.TempDir(), checkpoint.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				j = joinRestore(t, j, store, 1, mem, true)
+			}
+		}
+		j.Close()
+		return out
+	}
+	stateCompare(t, "restored", run(true), run(false))
+}

@@ -14,14 +14,18 @@ import (
 )
 
 // State slots of a Top-N (docs/state-format.md): one keyed row per kept
-// row, keyed by the partition key, in arrival order (ties in the ranking
-// keep it): the whole row as typed columns (row_<column>; the partition
-// key is among them), its position in its partition (the rank for
-// unwindowed Top-N, arrival for window Top-N, which ranks when the window
-// closes), the partition's first appearance (seq, which orders the output
-// of windows closing together) and its time (window Top-N); and one raw
-// row with the sequence counter.
+// row, keyed by the partition key: the whole row as typed columns
+// (row_<column>; the partition key is among them), its position in its
+// partition (the rank for unwindowed Top-N, arrival for window Top-N,
+// which ranks when the window closes), the partition's first appearance
+// (seq, which orders the output of windows closing together), its time
+// (window Top-N) and its arrival (ties in the ranking keep arrival order);
+// and one raw row with the sequence counter.
 const SlotTopN = "top_n"
+
+// topnMetaFields follow a kept row's columns.
+var topnMetaFields = []arrow.Field{{Name: "pos", Type: arrow.PrimitiveTypes.Int64}, {Name: "seq", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "time", Type: arrow.PrimitiveTypes.Int64}, {Name: "arrival", Type: arrow.PrimitiveTypes.Int64}}
 
 // rowFields are the value columns holding the kept rows.
 func (t *TopN) rowFields() []arrow.Field {
@@ -35,10 +39,8 @@ func (t *TopN) rowFields() []arrow.Field {
 
 // StateSlots declares the slots of the Top-N's snapshot.
 func (t *TopN) StateSlots() []checkpoint.Slot {
-	vals := append(t.rowFields(), arrow.Field{Name: "pos", Type: arrow.PrimitiveTypes.Int64},
-		arrow.Field{Name: "seq", Type: arrow.PrimitiveTypes.Int64}, arrow.Field{Name: "time", Type: arrow.PrimitiveTypes.Int64})
 	return []checkpoint.Slot{
-		{Name: SlotTopN, Values: vals},
+		{Name: SlotTopN, Values: append(t.rowFields(), topnMetaFields...)},
 		{Name: SlotOperator, Raw: true, Values: []arrow.Field{{Name: "next_seq", Type: arrow.PrimitiveTypes.Int64}}},
 	}
 }
@@ -105,6 +107,7 @@ func (t *TopN) snapshotRows(p *checkpoint.PartWriter, mem memory.Allocator, maxP
 	if t.Windowed() {
 		vals["time"] = int64Col(mem, n, func(k int) int64 { return t.store.ts[refs[k]] })
 	}
+	vals["arrival"] = int64Col(mem, n, func(k int) int64 { return int64(refs[k]) })
 	return p.WriteSlot(checkpoint.SlotRows{Slot: SlotTopN, KeyGroups: groups, Keys: RenderKeys(keys, n), Values: vals})
 }
 
@@ -117,13 +120,10 @@ func (t *TopN) Restore(parts []*checkpoint.Part, owns func(int32) bool, mem memo
 	if mem == nil {
 		mem = t.mem
 	}
-	fields := t.rowFields()
 	var pos []int64 // per stored row
 	for _, p := range parts {
-		for _, rec := range p.Records {
-			if err := t.restoreRecord(rec, owns, mem, fields, &pos); err != nil {
-				return fmt.Errorf("%s: %w", p.Path, err)
-			}
+		if err := t.restorePart(p, owns, mem, &pos); err != nil {
+			return fmt.Errorf("%s: %w", p.Path, err)
 		}
 	}
 	for id, l := range t.lists {
@@ -133,48 +133,33 @@ func (t *TopN) Restore(parts []*checkpoint.Part, owns func(int32) bool, mem memo
 	return nil
 }
 
-func (t *TopN) restoreRecord(rec arrow.RecordBatch, owns func(int32) bool, mem memory.Allocator, fields []arrow.Field, pos *[]int64) error {
-	rows, err := stateSlotRows(rec, owns, SlotTopN, SlotOperator)
-	if err != nil {
-		return err
-	}
-	if sel := rows[SlotOperator]; len(sel) > 0 {
-		sc := newStateCols(rec, sel, mem)
-		seq, err := sc.int64s("next_seq")
+func (t *TopN) restorePart(p *checkpoint.Part, owns func(int32) bool, mem memory.Allocator, pos *[]int64) error {
+	for _, rec := range p.Records {
+		rows, err := stateSlotRows(rec, owns, SlotTopN, SlotOperator)
 		if err != nil {
+			return err
+		}
+		if sel := rows[SlotOperator]; len(sel) > 0 {
+			sc := newStateCols(rec, sel, mem)
+			seq, err := sc.int64s("next_seq")
+			if err == nil {
+				t.nseq = max(t.nseq, slices.Max(seq))
+			}
 			sc.release()
-			return fmt.Errorf("operator row: %w", err)
-		}
-		t.nseq = max(t.nseq, slices.Max(seq))
-		sc.release()
-	}
-	sc := newStateCols(rec, rows[SlotTopN], mem)
-	defer sc.release()
-	m := len(sc.sel)
-	if m == 0 {
-		return nil
-	}
-	sc.copy = true // the Top-N keeps them: no views of the checkpoint's records
-	cols := make([]arrow.Array, len(fields))
-	for c, f := range t.cfg.Input.Fields() {
-		if cols[c], err = sc.typed(fields[c].Name, f.Type); err != nil {
-			return err
+			if err != nil {
+				return fmt.Errorf("operator row: %w", err)
+			}
 		}
 	}
-	ps, err := sc.int64s("pos")
-	if err != nil {
+	cols, err := slotColumns(p, SlotTopN, owns, mem, append(t.rowFields(), topnMetaFields...), "arrival")
+	if err != nil || cols == nil {
 		return err
 	}
-	seqs, err := sc.int64s("seq")
-	if err != nil {
-		return err
-	}
-	var ts []int64
-	if t.Windowed() {
-		if ts, err = sc.int64s("time"); err != nil {
-			return err
-		}
-	}
+	defer releaseAll(cols)
+	nc := t.cfg.Input.NumFields()
+	m := cols[0].Len()
+	meta := func(i int) []int64 { return cols[nc+i].(*array.Int64).Int64Values() }
+	ps, seqs, ts := meta(0), meta(1), meta(2)
 	keys := make([]arrow.Array, 0, len(t.cfg.Partition))
 	for _, c := range t.cfg.Partition {
 		keys = append(keys, cols[c])
@@ -185,12 +170,12 @@ func (t *TopN) restoreRecord(rec arrow.RecordBatch, owns func(int32) bool, mem m
 		t.ends = append(t.ends, 0)
 		t.seq = append(t.seq, 0)
 	}
-	b := vector.New(array.NewRecordBatch(t.cfg.Input, cols, int64(m)))
+	b := vector.New(array.NewRecordBatch(t.cfg.Input, cols[:nc], int64(m)))
 	defer b.Release()
 	for r, id := range ids {
 		idx := t.store.store(b, int32(r), -1, -1)
 		t.cacheKeys(b, int32(r))
-		if ts != nil {
+		if t.Windowed() {
 			t.store.ts[idx] = ts[r]
 			t.ends[id] = ts[r]
 		}

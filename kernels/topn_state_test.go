@@ -211,3 +211,42 @@ func topnStateRun(t *testing.T, c wtCase, cfg TopNConfig, steps []joinStep, cut 
 	}
 	return out
 }
+
+// TestTopNSnapshotRestoreLarge restores a state of several records,
+// shuffled: the changelog after the restore equals the uninterrupted run's.
+func TestTopNSnapshotRestoreLarge(t *testing.T) {
+	const n = 8 * snapshotChunk
+	keys, ts, vals, _ := topnReferenceCase(rand.New(rand.NewPCG(5, 6)), n, 1)
+	for i := range keys {
+		keys[i] = int64(i % (n / 4))
+	}
+	cfg := topnReferenceConfig(wtInt64Schema, 3)
+	run := func(cut bool) []string {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		defer mem.AssertSize(t, 0)
+		top, err := NewTopN(cfg, mem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, half := range [][2]int{{0, n / 2}, {n / 2, n}} {
+			b := int64Batch(mem, keys[half[0]:half[1]], ts[half[0]:half[1]], vals[half[0]:half[1]])
+			res, err := top.Add(b)
+			b.Release()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, stateLines(t, res)...)
+			if cut && half[0] == 0 {
+				store, err := checkpoint.NewStore(t.TempDir(), checkpoint.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				top = topnRestore(t, top, store, 1, mem, true)
+			}
+		}
+		top.Close()
+		return out
+	}
+	stateCompare(t, "restored", run(true), run(false))
+}
