@@ -288,7 +288,7 @@ func newCheckpointer(cfg CheckpointConfig, pipes []*Pipeline) (*checkpointer, er
 			nc.source.barriers = NewBarriers()
 		}
 		if n.Binary != nil {
-			name := fmt.Sprintf("%T", n.Binary)
+			name := strings.ToLower(strings.TrimPrefix(fmt.Sprintf("%T", n.Binary), "*op."))
 			if len(n.Names) > len(n.Ops) {
 				name = n.Names[len(n.Ops)]
 			}

@@ -18,12 +18,13 @@ import (
 // table or the new one. +I and +U set a key's row, -D removes it, -U is
 // ignored (the +U that follows replaces the row), as in Flink's upsert sinks.
 type UpsertSink struct {
-	name  string
-	keys  []int
-	rows  map[string]int // key -> index in order
-	order []upsertRow
-	buf   []byte
-	dirty bool
+	name    string
+	keys    []int
+	rows    map[string]int // key -> index in order
+	order   []upsertRow
+	buf     []byte
+	dirty   bool
+	flushed bool // the table was written once in this run
 }
 
 type upsertRow struct {
@@ -91,11 +92,11 @@ func (s *UpsertSink) Write(b *vector.Batch) error {
 
 // Flush writes the current table and renames it over the part file.
 func (s *UpsertSink) Flush() error {
-	if !s.dirty {
-		if _, err := os.Stat(s.name); err == nil {
-			return nil
-		}
+	if !s.dirty && s.flushed {
+		return nil
 	}
+	// (The first flush always writes: a run's table replaces what an
+	// earlier run left, also when it is empty.)
 	// Hidden while written: readers of the directory skip dot files.
 	tmp := filepath.Join(filepath.Dir(s.name), "."+filepath.Base(s.name)+".inprogress")
 	f, err := os.Create(tmp)
@@ -119,7 +120,7 @@ func (s *UpsertSink) Flush() error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	s.dirty = false
+	s.dirty, s.flushed = false, true
 	return os.Rename(tmp, s.name)
 }
 

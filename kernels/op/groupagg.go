@@ -61,3 +61,7 @@ func snapshotKernel(s *Snapshot, k stateKernel) error {
 	}
 	return p.Close()
 }
+
+// KeyColumns are the GROUP BY columns: at parallelism > 1 a group lives in
+// the subtask owning its key group.
+func (g *GroupAgg) KeyColumns() []int { return g.Agg.KeyColumns() }

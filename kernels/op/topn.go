@@ -51,3 +51,7 @@ func (t *TopN) SnapshotState(s *Snapshot) error { return snapshotKernel(s, t.T) 
 func (t *TopN) RestoreState(r *Restore) error {
 	return t.T.Restore(r.Parts, r.Owns, nil)
 }
+
+// KeyColumns are the PARTITION BY columns: at parallelism > 1 a partition
+// lives in the subtask owning its key group.
+func (t *TopN) KeyColumns() []int { return t.T.KeyColumns() }
