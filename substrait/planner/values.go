@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	pb "github.com/substrait-io/substrait-protobuf/go/substraitpb"
 
+	"github.com/clink-dev/clink/checkpoint"
 	"github.com/clink-dev/clink/engine"
 	"github.com/clink-dev/clink/kernels"
 	"github.com/clink-dev/clink/substrait"
@@ -58,11 +59,12 @@ type valuesSource struct {
 	mem    memory.Allocator
 	// subtask: at parallelism > 1 only subtask 0 emits the rows.
 	subtask int
+	emitted bool // the rows went out (checkpointed)
 }
 
 func (v *valuesSource) Run(ctx context.Context, emit func(engine.Message) error) error {
-	if v.subtask > 0 {
-		return nil // the rows come from subtask 0
+	if v.subtask > 0 || v.emitted {
+		return nil // the rows come from subtask 0, once
 	}
 	one := vector.New(array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 1))
 	defer one.Release()
@@ -93,7 +95,11 @@ func (v *valuesSource) Run(ctx context.Context, emit func(engine.Message) error)
 		bld.Release()
 	}
 	rec := array.NewRecordBatch(v.schema, arrs, int64(v.rows))
-	return emit(engine.Message{Kind: engine.KindData, Batch: vector.New(rec)})
+	if err := emit(engine.Message{Kind: engine.KindData, Batch: vector.New(rec)}); err != nil {
+		return err
+	}
+	v.emitted = true
+	return nil
 }
 
 // appendFrom appends the single value of a one-row array.
@@ -103,4 +109,50 @@ func appendFrom(bld array.Builder, a arrow.Array) error {
 		return nil
 	}
 	return bld.AppendValueFromString(a.ValueStr(0))
+}
+
+// valuesSlots: the VALUES source's state is whether it emitted its rows.
+var valuesSlots = []checkpoint.Slot{{Name: "values", Raw: true, Values: []arrow.Field{
+	{Name: "emitted", Type: arrow.FixedWidthTypes.Boolean}}}}
+
+// SetBarriers: the VALUES source emits all its rows at once and ends; a
+// checkpoint taken before that finds it not started, after it finished.
+func (v *valuesSource) SetBarriers(*engine.Barriers) {}
+
+// SnapshotState records whether the rows were emitted (the runtime
+// snapshots a finished source after its Run returned).
+func (v *valuesSource) SnapshotState(s *engine.Snapshot) error {
+	p, err := s.Open(valuesSlots)
+	if err != nil {
+		return err
+	}
+	b := checkpoint.NewRowBuilder(s.Mem, p.Schema())
+	defer b.Release()
+	b.Raw("values")
+	b.Value("emitted").(*array.BooleanBuilder).Append(v.emitted)
+	rec, err := b.NewRecord()
+	if err != nil {
+		p.Close()
+		return err
+	}
+	defer rec.Release()
+	if err := p.Write(rec); err != nil {
+		p.Close()
+		return err
+	}
+	return p.Close()
+}
+
+// RestoreState: rows emitted before the checkpoint are not emitted again.
+func (v *valuesSource) RestoreState(r *engine.Restore) error {
+	for _, part := range r.Parts {
+		for _, rec := range part.Records {
+			if c, ok := checkpoint.Column(rec, "emitted").(*array.Boolean); ok {
+				for i := 0; i < c.Len(); i++ {
+					v.emitted = v.emitted || c.Value(i)
+				}
+			}
+		}
+	}
+	return nil
 }
