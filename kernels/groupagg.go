@@ -3,10 +3,13 @@ package kernels
 import (
 	"cmp"
 	"fmt"
+	"math"
+	"math/bits"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clink-dev/clink/vector"
@@ -195,44 +198,63 @@ func insertRows(b *vector.Batch, scratch *[]int32, what string) ([]int32, error)
 	return rows, nil
 }
 
+// newGroupAcc makes the accumulator of f over in. It supports what the
+// window aggregate does (newAggState), with the same result types and
+// values: SUM of integers is BIGINT (the low 64 bits of an exact 128-bit
+// sum), AVG of integers and SUM/AVG of floats DOUBLE (compensated float
+// sums), SUM/AVG of DECIMAL(p, s) DECIMAL(38, s) / DECIMAL(38, max(s, 6)),
+// MIN/MAX the argument's type.
 func newGroupAcc(f AggFunc, in arrow.DataType) (groupAcc, error) {
 	switch f {
 	case AggCountStar, AggCount:
 		return &gaCount{star: f == AggCountStar}, nil
 	case AggCountDistinct:
 		return &gaDistinct{}, nil
-	case AggSum:
+	case AggSum, AggAvg:
+		avg := f == AggAvg
 		switch in.ID() {
+		case arrow.INT8:
+			return &gaIntSum[int8]{avg: avg}, nil
+		case arrow.INT16:
+			return &gaIntSum[int16]{avg: avg}, nil
+		case arrow.INT32:
+			return &gaIntSum[int32]{avg: avg}, nil
 		case arrow.INT64:
-			return &gaSum[int64]{t: arrow.PrimitiveTypes.Int64}, nil
+			return &gaIntSum[int64]{avg: avg}, nil
+		case arrow.FLOAT32:
+			return &gaFloatSum[float32]{avg: avg}, nil
 		case arrow.FLOAT64:
-			return &gaSum[float64]{t: arrow.PrimitiveTypes.Float64}, nil
-		}
-	case AggAvg:
-		if in.ID() == arrow.FLOAT64 {
-			return &gaAvg{}, nil
+			return &gaFloatSum[float64]{avg: avg}, nil
+		case arrow.DECIMAL128:
+			return &gaDecSum{dt: in.(*arrow.Decimal128Type), avg: avg}, nil
 		}
 	case AggMin, AggMax:
 		max := f == AggMax
 		switch in.ID() {
 		case arrow.INT8:
-			return &gaExt[int8]{t: in, max: max}, nil
+			return newGAExt[int8](in, max), nil
 		case arrow.INT16:
-			return &gaExt[int16]{t: in, max: max}, nil
+			return newGAExt[int16](in, max), nil
 		case arrow.INT32:
-			return &gaExt[int32]{t: in, max: max}, nil
+			return newGAExt[int32](in, max), nil
 		case arrow.INT64:
-			return &gaExt[int64]{t: in, max: max}, nil
+			return newGAExt[int64](in, max), nil
 		case arrow.FLOAT32:
-			return &gaExt[float32]{t: in, max: max}, nil
+			return &gaExt[float32]{t: in, max: max, less: gaFloatLess[float32]}, nil
 		case arrow.FLOAT64:
-			return &gaExt[float64]{t: in, max: max}, nil
+			return &gaExt[float64]{t: in, max: max, less: gaFloatLess[float64]}, nil
+		case arrow.DATE32:
+			return newGAExt[arrow.Date32](in, max), nil
+		case arrow.DATE64:
+			return newGAExt[arrow.Date64](in, max), nil
 		case arrow.TIMESTAMP:
-			return &gaExt[arrow.Timestamp]{t: in, max: max}, nil
+			return newGAExt[arrow.Timestamp](in, max), nil
 		case arrow.STRING:
-			return &gaExt[string]{t: in, max: max}, nil
+			return newGAExt[string](in, max), nil
+		case arrow.DECIMAL128:
+			return &gaExt[decimal128.Num]{t: in, max: max, less: decimal128.Num.Less}, nil
 		case arrow.BOOL:
-			return &gaBoolExt{gaExt[int8]{max: max}}, nil
+			return &gaBoolExt{gaExt[int8]{max: max, less: cmp.Less[int8]}}, nil
 		}
 	}
 	return nil, fmt.Errorf("aggregate %v of %v is not supported by the updating aggregate", f, in)
@@ -276,94 +298,218 @@ func (a *gaCount) build(mem memory.Allocator, idx []int32, old []bool) arrow.Arr
 	return b.NewArray()
 }
 
-// gaSum is SUM over BIGINT or DOUBLE (the binder casts narrower types).
-type gaSum[T int64 | float64] struct {
-	t            arrow.DataType
-	sum          []T
-	has          []bool
-	old, new     []T
+// gaImg holds the old and new result images of the entries of one step;
+// an entry whose images differ (bit for bit) changed the group's result.
+type gaImg[O comparable] struct {
+	old, new     []O
 	oldOK, newOK []bool
 }
 
-func (a *gaSum[T]) typ() arrow.DataType { return a.t }
-func (a *gaSum[T]) grow(n int) {
-	a.sum = append(a.sum, make([]T, n-len(a.sum))...)
-	a.has = append(a.has, make([]bool, n-len(a.has))...)
+func (m *gaImg[O]) begin(n int) {
+	m.old, m.new = winGrow(m.old, n), winGrow(m.new, n)
+	m.oldOK, m.newOK = winGrow(m.oldOK, n), winGrow(m.newOK, n)
 }
 
-func (a *gaSum[T]) step(gids []int32, arr arrow.Array, rows []int32, changed []bool) {
-	n := len(rows)
-	a.old, a.new = winGrow(a.old, n), winGrow(a.new, n)
-	a.oldOK, a.newOK = winGrow(a.oldOK, n), winGrow(a.newOK, n)
+// put records entry k's images and marks k changed when they differ.
+func (m *gaImg[O]) put(k int, o O, ook bool, nw O, nok bool, changed []bool) {
+	m.old[k], m.oldOK[k], m.new[k], m.newOK[k] = o, ook, nw, nok
+	if ook != nok || (nok && o != nw) {
+		changed[k] = true
+	}
+}
+
+// gaBuildBits builds a BIGINT or DOUBLE column (float) from images kept
+// as bits.
+func gaBuildBits(mem memory.Allocator, m *gaImg[uint64], float bool, idx []int32, old []bool) arrow.Array {
+	t := arrow.DataType(arrow.PrimitiveTypes.Int64)
+	if float {
+		t = arrow.PrimitiveTypes.Float64
+	}
+	o := winNewFixed[uint64](mem, t, len(idx))
+	for j, k := range idx {
+		v, ok := m.new[k], m.newOK[k]
+		if old[j] {
+			v, ok = m.old[k], m.oldOK[k]
+		}
+		if ok {
+			o.vals[j] = v
+		} else {
+			o.setNull(j)
+		}
+	}
+	return o.finish()
+}
+
+// gaIntSum is SUM (BIGINT) or AVG (DOUBLE) of an integer column. As in the
+// window aggregate (aggIntState) the sum is exact in 128 bits (hi:lo): SUM
+// reports its low 64 bits, wrapping like BIGINT arithmetic, AVG divides
+// the exact sum. Images are kept as bits (int64 or float64).
+type gaIntSum[T int8 | int16 | int32 | int64] struct {
+	avg bool
+	n   []int64
+	lo  []uint64
+	hi  []int64
+	img gaImg[uint64]
+}
+
+func (a *gaIntSum[T]) typ() arrow.DataType {
+	if a.avg {
+		return arrow.PrimitiveTypes.Float64
+	}
+	return arrow.PrimitiveTypes.Int64
+}
+
+func (a *gaIntSum[T]) grow(n int) {
+	a.n = append(a.n, make([]int64, n-len(a.n))...)
+	a.lo = append(a.lo, make([]uint64, n-len(a.lo))...)
+	a.hi = append(a.hi, make([]int64, n-len(a.hi))...)
+}
+
+func (a *gaIntSum[T]) out(id int32) (uint64, bool) {
+	switch {
+	case a.n[id] == 0:
+		return 0, false
+	case a.avg:
+		return math.Float64bits(aggInt128Float(a.hi[id], a.lo[id]) / float64(a.n[id])), true
+	}
+	return a.lo[id], true
+}
+
+func (a *gaIntSum[T]) step(gids []int32, arr arrow.Array, rows []int32, changed []bool) {
+	a.img.begin(len(rows))
 	vals := arrow.GetValues[T](arr.Data(), 1)
 	for k, r := range rows {
 		id := gids[k]
-		a.old[k], a.oldOK[k] = a.sum[id], a.has[id]
+		o, ook := a.out(id)
 		if arr.IsValid(int(r)) {
-			v := vals[r]
-			if v != 0 || !a.has[id] {
-				changed[k] = true
-			}
-			a.sum[id] += v
-			a.has[id] = true
-		}
-		a.new[k], a.newOK[k] = a.sum[id], a.has[id]
-	}
-}
-
-func (a *gaSum[T]) build(mem memory.Allocator, idx []int32, old []bool) arrow.Array {
-	return gaBuild(mem, a.t, idx, old, a.old, a.new, a.oldOK, a.newOK)
-}
-
-// gaAvg is AVG over DOUBLE.
-type gaAvg struct {
-	sum          []float64
-	n            []int64
-	old, new     []float64
-	oldOK, newOK []bool
-}
-
-func (a *gaAvg) typ() arrow.DataType { return arrow.PrimitiveTypes.Float64 }
-func (a *gaAvg) grow(n int) {
-	a.sum = append(a.sum, make([]float64, n-len(a.sum))...)
-	a.n = append(a.n, make([]int64, n-len(a.n))...)
-}
-
-func (a *gaAvg) step(gids []int32, arr arrow.Array, rows []int32, changed []bool) {
-	n := len(rows)
-	a.old, a.new = winGrow(a.old, n), winGrow(a.new, n)
-	a.oldOK, a.newOK = winGrow(a.oldOK, n), winGrow(a.newOK, n)
-	vals := arrow.GetValues[float64](arr.Data(), 1)
-	for k, r := range rows {
-		id := gids[k]
-		if a.n[id] > 0 {
-			a.old[k], a.oldOK[k] = a.sum[id]/float64(a.n[id]), true
-		} else {
-			a.oldOK[k] = false
-		}
-		if arr.IsValid(int(r)) {
-			a.sum[id] += vals[r]
+			v := int64(vals[r])
+			var carry uint64
+			a.lo[id], carry = bits.Add64(a.lo[id], uint64(v), 0)
+			a.hi[id] += int64(carry) + v>>63
 			a.n[id]++
 		}
-		if a.n[id] > 0 {
-			a.new[k], a.newOK[k] = a.sum[id]/float64(a.n[id]), true
-		} else {
-			a.newOK[k] = false
-		}
-		if a.oldOK[k] != a.newOK[k] || a.old[k] != a.new[k] {
-			changed[k] = true
-		}
+		nw, nok := a.out(id)
+		a.img.put(k, o, ook, nw, nok, changed)
 	}
 }
 
-func (a *gaAvg) build(mem memory.Allocator, idx []int32, old []bool) arrow.Array {
-	return gaBuild(mem, arrow.PrimitiveTypes.Float64, idx, old, a.old, a.new, a.oldOK, a.newOK)
+func (a *gaIntSum[T]) build(mem memory.Allocator, idx []int32, old []bool) arrow.Array {
+	return gaBuildBits(mem, &a.img, a.avg, idx, old)
 }
 
-// gaExt is MIN or MAX over an ordered type.
-type gaExt[T cmp.Ordered] struct {
+// gaFloatSum is SUM or AVG (DOUBLE) of a FLOAT or DOUBLE column, with the
+// window aggregate's compensated sum (aggFloatState): s plus the rounding
+// errors collected in c.
+type gaFloatSum[T float32 | float64] struct {
+	avg  bool
+	n    []int64
+	s, c []float64
+	img  gaImg[uint64]
+}
+
+func (a *gaFloatSum[T]) typ() arrow.DataType { return arrow.PrimitiveTypes.Float64 }
+
+func (a *gaFloatSum[T]) grow(n int) {
+	a.n = append(a.n, make([]int64, n-len(a.n))...)
+	a.s = append(a.s, make([]float64, n-len(a.s))...)
+	a.c = append(a.c, make([]float64, n-len(a.c))...)
+}
+
+func (a *gaFloatSum[T]) out(id int32) (uint64, bool) {
+	if a.n[id] == 0 {
+		return 0, false
+	}
+	s := a.s[id]
+	v := s + a.c[id]
+	if math.IsInf(s, 0) || s != s {
+		v = s // the error terms of an infinite sum are NaN
+	}
+	if a.avg {
+		v /= float64(a.n[id])
+	}
+	return math.Float64bits(v), true
+}
+
+func (a *gaFloatSum[T]) step(gids []int32, arr arrow.Array, rows []int32, changed []bool) {
+	a.img.begin(len(rows))
+	vals := arrow.GetValues[T](arr.Data(), 1)
+	for k, r := range rows {
+		id := gids[k]
+		o, ook := a.out(id)
+		if arr.IsValid(int(r)) {
+			x, s := float64(vals[r]), a.s[id]
+			t := s + x
+			bb := t - s
+			a.c[id] += (s - (t - bb)) + (x - bb)
+			a.s[id] = t
+			a.n[id]++
+		}
+		nw, nok := a.out(id)
+		a.img.put(k, o, ook, nw, nok, changed)
+	}
+}
+
+func (a *gaFloatSum[T]) build(mem memory.Allocator, idx []int32, old []bool) arrow.Array {
+	return gaBuildBits(mem, &a.img, true, idx, old)
+}
+
+// gaDecSum is SUM or AVG of a DECIMAL(p, s) column, exact as the window
+// aggregate's (aggDecState): SUM is DECIMAL(38, s), AVG DECIMAL(38,
+// max(s, 6)) rounded half up.
+type gaDecSum struct {
+	dt  *arrow.Decimal128Type
+	avg bool
+	n   []int64
+	sum []decimal128.Num
+	img gaImg[decimal128.Num]
+}
+
+func (a *gaDecSum) typ() arrow.DataType {
+	if a.avg {
+		return &arrow.Decimal128Type{Precision: 38, Scale: max(a.dt.Scale, 6)}
+	}
+	return &arrow.Decimal128Type{Precision: 38, Scale: a.dt.Scale}
+}
+
+func (a *gaDecSum) grow(n int) {
+	a.n = append(a.n, make([]int64, n-len(a.n))...)
+	a.sum = append(a.sum, make([]decimal128.Num, n-len(a.sum))...)
+}
+
+func (a *gaDecSum) out(id int32) (decimal128.Num, bool) {
+	switch {
+	case a.n[id] == 0:
+		return decimal128.Num{}, false
+	case a.avg:
+		return decAvg(a.sum[id], a.n[id], max(a.dt.Scale, 6)-a.dt.Scale), true
+	}
+	return a.sum[id], true
+}
+
+func (a *gaDecSum) step(gids []int32, arr arrow.Array, rows []int32, changed []bool) {
+	a.img.begin(len(rows))
+	d := arr.(*array.Decimal128)
+	for k, r := range rows {
+		id := gids[k]
+		o, ook := a.out(id)
+		if d.IsValid(int(r)) {
+			a.sum[id] = a.sum[id].Add(d.Value(int(r)))
+			a.n[id]++
+		}
+		nw, nok := a.out(id)
+		a.img.put(k, o, ook, nw, nok, changed)
+	}
+}
+
+func (a *gaDecSum) build(mem memory.Allocator, idx []int32, old []bool) arrow.Array {
+	return gaBuild(mem, a.typ(), idx, old, a.img.old, a.img.new, a.img.oldOK, a.img.newOK)
+}
+
+// gaExt is MIN or MAX over a type ordered by less.
+type gaExt[T any] struct {
 	t            arrow.DataType
 	max          bool
+	less         func(a, b T) bool
 	v            []T
 	has          []bool
 	old, new     []T
@@ -386,7 +532,7 @@ func (a *gaExt[T]) step(gids []int32, arr arrow.Array, rows []int32, changed []b
 		a.old[k], a.oldOK[k] = a.v[id], a.has[id]
 		if arr.IsValid(int(r)) {
 			v := get(int(r))
-			if !a.has[id] || (a.max && v > a.v[id]) || (!a.max && v < a.v[id]) {
+			if !a.has[id] || (a.max && a.less(a.v[id], v)) || (!a.max && a.less(v, a.v[id])) {
 				// A string Value aliases the batch's buffer: keep a copy.
 				if s, ok := any(v).(string); ok {
 					v = any(strings.Clone(s)).(T)
@@ -447,8 +593,16 @@ func (a *gaBoolExt) build(mem memory.Allocator, idx []int32, old []bool) arrow.A
 	return b.NewArray()
 }
 
+func newGAExt[T cmp.Ordered](t arrow.DataType, max bool) *gaExt[T] {
+	return &gaExt[T]{t: t, max: max, less: cmp.Less[T]}
+}
+
+// gaFloatLess orders floats as the window aggregate does: NaN above every
+// other value.
+func gaFloatLess[T float32 | float64](a, b T) bool { return a < b || (a == a && b != b) }
+
 // gaValues returns arr's typed Value method.
-func gaValues[T cmp.Ordered](arr arrow.Array) func(int) T {
+func gaValues[T any](arr arrow.Array) func(int) T {
 	if v, ok := arr.(interface{ Value(int) T }); ok {
 		return v.Value
 	}
@@ -456,7 +610,7 @@ func gaValues[T cmp.Ordered](arr arrow.Array) func(int) T {
 }
 
 // gaBuild builds an output column from old/new images.
-func gaBuild[T cmp.Ordered](mem memory.Allocator, t arrow.DataType, idx []int32, old []bool, ov, nv []T, ook, nok []bool) arrow.Array {
+func gaBuild[T any](mem memory.Allocator, t arrow.DataType, idx []int32, old []bool, ov, nv []T, ook, nok []bool) arrow.Array {
 	b := array.NewBuilder(mem, t)
 	defer b.Release()
 	app := b.(interface{ Append(T) })

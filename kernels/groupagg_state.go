@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clink-dev/clink/checkpoint"
@@ -384,43 +385,141 @@ func (a *gaCount) restore(ids []int32, cols []arrow.Array) error {
 	return nil
 }
 
-func (a *gaSum[T]) stateFields(p string) []arrow.Field {
-	return []arrow.Field{{Name: p + "sum", Type: a.t}}
+// SUM keeps its sum (NULL before the first value); AVG its sum as avg_sum
+// and the number of values as avg_count. Integer sums are exact
+// DECIMAL(38, 0), decimal sums DECIMAL(38, s), float sums DOUBLE with the
+// compensation in sum_err (the sum is sum + sum_err).
+
+// gaSumFields names the state columns of a SUM or AVG whose sum columns
+// have types sums.
+func gaSumFields(p string, avg bool, sums ...arrow.DataType) []arrow.Field {
+	names := []string{"sum", "sum_err"}
+	if avg {
+		p += "avg_"
+	}
+	var f []arrow.Field
+	for i, t := range sums {
+		f = append(f, arrow.Field{Name: p + names[i], Type: t})
+	}
+	if avg {
+		f = append(f, arrow.Field{Name: p + "count", Type: arrow.PrimitiveTypes.Int64})
+	}
+	return f
 }
 
-func (a *gaSum[T]) snapshot(mem memory.Allocator, ids []int32) []arrow.Array {
-	return []arrow.Array{gaSnapshotOpt(mem, a.t, ids, a.sum, a.has)}
+// gaSumSnapshot appends avg_count (for AVG) to the sum columns.
+func gaSumSnapshot(mem memory.Allocator, avg bool, ids []int32, n []int64, cols ...arrow.Array) []arrow.Array {
+	if avg {
+		cols = append(cols, int64Col(mem, len(ids), func(j int) int64 { return n[ids[j]] }))
+	}
+	return cols
 }
 
-func (a *gaSum[T]) restore(ids []int32, cols []arrow.Array) error {
-	gaRestoreOpt(ids, cols[0], a.sum, a.has)
+// gaSumCounts sets n from avg_count (AVG) or, for SUM, to 1 where the sum
+// is not NULL (a SUM's count only tells whether it has a value).
+func gaSumCounts(avg bool, ids []int32, n []int64, cols []arrow.Array) {
+	last := cols[len(cols)-1]
+	for j, id := range ids {
+		switch {
+		case avg:
+			n[id] = last.(*array.Int64).Value(j)
+		case cols[0].IsValid(j):
+			n[id] = 1
+		default:
+			n[id] = 0
+		}
+	}
+}
+
+func (a *gaIntSum[T]) stateFields(p string) []arrow.Field {
+	return gaSumFields(p, a.avg, decSumType)
+}
+
+func (a *gaIntSum[T]) snapshot(mem memory.Allocator, ids []int32) []arrow.Array {
+	o := winNewFixed[decimal128.Num](mem, decSumType, len(ids))
+	for j, id := range ids {
+		if a.n[id] == 0 {
+			o.setNull(j)
+			continue
+		}
+		o.vals[j] = decimal128.New(a.hi[id], a.lo[id])
+	}
+	return gaSumSnapshot(mem, a.avg, ids, a.n, o.finish())
+}
+
+func (a *gaIntSum[T]) restore(ids []int32, cols []arrow.Array) error {
+	s := cols[0].(*array.Decimal128)
+	for j, id := range ids {
+		a.hi[id], a.lo[id] = 0, 0
+		if s.IsValid(j) {
+			v := s.Value(j)
+			a.hi[id], a.lo[id] = v.HighBits(), v.LowBits()
+		}
+	}
+	gaSumCounts(a.avg, ids, a.n, cols)
 	return nil
 }
 
-func (a *gaAvg) stateFields(p string) []arrow.Field {
-	return []arrow.Field{{Name: p + "avg_sum", Type: arrow.PrimitiveTypes.Float64}, {Name: p + "avg_count", Type: arrow.PrimitiveTypes.Int64}}
+func (a *gaFloatSum[T]) stateFields(p string) []arrow.Field {
+	f64 := arrow.PrimitiveTypes.Float64
+	return gaSumFields(p, a.avg, f64, f64)
 }
 
-func (a *gaAvg) snapshot(mem memory.Allocator, ids []int32) []arrow.Array {
-	s := winNewFixed[float64](mem, arrow.PrimitiveTypes.Float64, len(ids))
+func (a *gaFloatSum[T]) snapshot(mem memory.Allocator, ids []int32) []arrow.Array {
+	cols := make([]arrow.Array, 2)
+	for i, src := range [][]float64{a.s, a.c} {
+		o := winNewFixed[float64](mem, arrow.PrimitiveTypes.Float64, len(ids))
+		for j, id := range ids {
+			if a.n[id] == 0 {
+				o.setNull(j)
+				continue
+			}
+			o.vals[j] = src[id]
+		}
+		cols[i] = o.finish()
+	}
+	return gaSumSnapshot(mem, a.avg, ids, a.n, cols...)
+}
+
+func (a *gaFloatSum[T]) restore(ids []int32, cols []arrow.Array) error {
+	for i, dst := range [][]float64{a.s, a.c} {
+		c := cols[i].(*array.Float64)
+		for j, id := range ids {
+			dst[id] = 0
+			if c.IsValid(j) {
+				dst[id] = c.Value(j)
+			}
+		}
+	}
+	gaSumCounts(a.avg, ids, a.n, cols)
+	return nil
+}
+
+func (a *gaDecSum) stateFields(p string) []arrow.Field {
+	return gaSumFields(p, a.avg, &arrow.Decimal128Type{Precision: 38, Scale: a.dt.Scale})
+}
+
+func (a *gaDecSum) snapshot(mem memory.Allocator, ids []int32) []arrow.Array {
+	o := winNewFixed[decimal128.Num](mem, &arrow.Decimal128Type{Precision: 38, Scale: a.dt.Scale}, len(ids))
 	for j, id := range ids {
 		if a.n[id] == 0 {
-			s.setNull(j)
+			o.setNull(j)
 			continue
 		}
-		s.vals[j] = a.sum[id]
+		o.vals[j] = a.sum[id]
 	}
-	return []arrow.Array{s.finish(), int64Col(mem, len(ids), func(j int) int64 { return a.n[ids[j]] })}
+	return gaSumSnapshot(mem, a.avg, ids, a.n, o.finish())
 }
 
-func (a *gaAvg) restore(ids []int32, cols []arrow.Array) error {
-	s, n := cols[0].(*array.Float64), cols[1].(*array.Int64).Int64Values()
+func (a *gaDecSum) restore(ids []int32, cols []arrow.Array) error {
+	s := cols[0].(*array.Decimal128)
 	for j, id := range ids {
-		a.sum[id], a.n[id] = 0, n[j]
+		a.sum[id] = decimal128.Num{}
 		if s.IsValid(j) {
 			a.sum[id] = s.Value(j)
 		}
 	}
+	gaSumCounts(a.avg, ids, a.n, cols)
 	return nil
 }
 
