@@ -180,6 +180,9 @@ var gaStateAggChoices = []AggSpec{
 	{Func: AggSum, Arg: wtKI64}, {Func: AggMin, Arg: wtKF32}, {Func: AggMax, Arg: wtKI8},
 	{Func: AggCountDistinct, Arg: wtVStr}, {Func: AggCountDistinct, Arg: wtKI64},
 	{Func: AggCountDistinct, Arg: wtVF64}, {Func: AggSum, Arg: wtVF64}, {Func: AggCountStar, Arg: -1},
+	{Func: AggSum, Arg: wtVI32}, {Func: AggAvg, Arg: wtVI32}, {Func: AggAvg, Arg: wtKI64},
+	{Func: AggSum, Arg: wtKF32}, {Func: AggAvg, Arg: wtKF32}, {Func: AggSum, Arg: wtKI8},
+	{Func: AggAvg, Arg: wtKI8},
 }
 
 // TestGroupAggSnapshotRestore runs random keys and aggregates over the
