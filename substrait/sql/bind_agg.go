@@ -103,6 +103,13 @@ func (b *binder) aggregate(s *Select, rel *pb.Rel, sc *scope) (*pb.Rel, *scope, 
 // unbounded source its state grows without end, so the script must accept
 // that explicitly.
 func (b *binder) updatingAggregate(s *Select, rel *pb.Rel, sc *scope, keys []Expr) (*pb.Rel, *scope, error) {
+	if sc.updating {
+		pos := s.Pos
+		if len(s.GroupBy) > 0 {
+			pos = s.GroupBy[0].Position()
+		}
+		return nil, nil, b.errf(pos, "GROUP BY over an updating (changelog) input is not supported yet: aggregate the insert-only input directly")
+	}
 	if sc.unbounded && !b.unboundedState {
 		pos := s.Pos
 		if len(s.GroupBy) > 0 {
