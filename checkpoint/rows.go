@@ -106,3 +106,20 @@ func (b *RowBuilder) NewRecord() (arrow.RecordBatch, error) {
 
 // Release frees the builder.
 func (b *RowBuilder) Release() { b.bld.Release() }
+
+// WriteRows writes the rows built in b as one record and closes p: the
+// whole snapshot of an operator whose state is a few rows. p is closed
+// also when building or writing fails.
+func (p *PartWriter) WriteRows(b *RowBuilder) error {
+	rec, err := b.NewRecord()
+	if err != nil {
+		p.Close()
+		return err
+	}
+	defer rec.Release()
+	if err := p.Write(rec); err != nil {
+		p.Close()
+		return err
+	}
+	return p.Close()
+}

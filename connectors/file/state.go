@@ -67,17 +67,7 @@ func (s *Source) SnapshotState(snap *engine.Snapshot) error {
 	}
 	b.Raw("watermark")
 	b.Value("watermark").(*array.Int64Builder).Append(s.lastWM)
-	rec, err := b.NewRecord()
-	if err != nil {
-		p.Close()
-		return err
-	}
-	defer rec.Release()
-	if err := p.Write(rec); err != nil {
-		p.Close()
-		return err
-	}
-	return p.Close()
+	return p.WriteRows(b)
 }
 
 // RestoreState makes the next Run resume every file where the checkpoint

@@ -247,17 +247,7 @@ func (s *TxSink) SnapshotState(snap *engine.Snapshot) error {
 		b.Value("part_file").(*array.StringBuilder).Append(a.name)
 		b.Value("length").(*array.Int64Builder).Append(a.length)
 	}
-	rec, err := b.NewRecord()
-	if err != nil {
-		p.Close()
-		return err
-	}
-	defer rec.Release()
-	if err := p.Write(rec); err != nil {
-		p.Close()
-		return err
-	}
-	return p.Close()
+	return p.WriteRows(b)
 }
 
 // Commit publishes the transactions of checkpoints up to id, in order.

@@ -68,17 +68,7 @@ func (s *Source) SnapshotState(snap *engine.Snapshot) error {
 	}
 	b.Raw("watermark")
 	b.Value("watermark").(*array.Int64Builder).Append(lastWM)
-	rec, err := b.NewRecord()
-	if err != nil {
-		p.Close()
-		return err
-	}
-	defer rec.Release()
-	if err := p.Write(rec); err != nil {
-		p.Close()
-		return err
-	}
-	return p.Close()
+	return p.WriteRows(b)
 }
 
 // RestoreState makes the next Run start each partition this subtask is

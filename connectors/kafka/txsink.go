@@ -315,17 +315,7 @@ func (s *TxSink) SnapshotState(snap *engine.Snapshot) error {
 	b.Value("subtask").(*array.Int64Builder).Append(int64(s.subtask))
 	b.Value("transactional_id_prefix").(*array.StringBuilder).Append(s.prefix)
 	b.Value("next_seq").(*array.Int64Builder).Append(next)
-	rec, err := b.NewRecord()
-	if err != nil {
-		p.Close()
-		return err
-	}
-	defer rec.Release()
-	if err := p.Write(rec); err != nil {
-		p.Close()
-		return err
-	}
-	return p.Close()
+	return p.WriteRows(b)
 }
 
 // Commit commits the transactions of checkpoints up to id, in order, and

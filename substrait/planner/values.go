@@ -130,17 +130,7 @@ func (v *valuesSource) SnapshotState(s *engine.Snapshot) error {
 	defer b.Release()
 	b.Raw("values")
 	b.Value("emitted").(*array.BooleanBuilder).Append(v.emitted)
-	rec, err := b.NewRecord()
-	if err != nil {
-		p.Close()
-		return err
-	}
-	defer rec.Release()
-	if err := p.Write(rec); err != nil {
-		p.Close()
-		return err
-	}
-	return p.Close()
+	return p.WriteRows(b)
 }
 
 // RestoreState: rows emitted before the checkpoint are not emitted again.
