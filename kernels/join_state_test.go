@@ -214,18 +214,8 @@ func TestJoinSnapshotRestore(t *testing.T) {
 // joinStateRun runs steps through a join; with cut set, it checkpoints
 // after random steps and continues in a restored join.
 func joinStateRun(t *testing.T, c wtCase, cfg JoinConfig, steps []joinStep, cut *rand.Rand) []string {
-	// The uninterrupted run checks leaks cheaply, the cut run thoroughly.
-	var mem memory.Allocator = &wtCountingAlloc{mem: memory.NewGoAllocator()}
-	if cut != nil {
-		mem = memory.NewCheckedAllocator(memory.NewGoAllocator())
-	}
-	defer func() {
-		if c, ok := mem.(*memory.CheckedAllocator); ok {
-			c.AssertSize(t, 0)
-		} else if n := mem.(*wtCountingAlloc).size; n != 0 {
-			t.Errorf("%d bytes not released", n)
-		}
-	}()
+	mem, checkLeaks := stateTestAlloc(t, cut != nil)
+	defer checkLeaks()
 	in := &wtCountingAlloc{mem: memory.NewGoAllocator()}
 	brng := rand.New(rand.NewPCG(uint64(len(steps)), 5))
 	j, err := NewJoin(cfg, mem)
@@ -311,4 +301,20 @@ func TestJoinSnapshotRestoreLarge(t *testing.T) {
 		return out
 	}
 	stateCompare(t, "restored", run(true), run(false))
+}
+
+// stateTestAlloc is the operator's allocator in a state test: the
+// uninterrupted run checks leaks cheaply, the cut run thoroughly. Call
+// the returned function when the run is over.
+func stateTestAlloc(t *testing.T, thorough bool) (memory.Allocator, func()) {
+	if thorough {
+		c := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		return c, func() { c.AssertSize(t, 0) }
+	}
+	c := &wtCountingAlloc{mem: memory.NewGoAllocator()}
+	return c, func() {
+		if c.size != 0 {
+			t.Errorf("%d bytes not released", c.size)
+		}
+	}
 }

@@ -156,18 +156,8 @@ func TestTopNSnapshotRestore(t *testing.T) {
 // topnStateRun runs steps through a Top-N; with cut set, it checkpoints
 // after random steps and continues in a restored Top-N.
 func topnStateRun(t *testing.T, c wtCase, cfg TopNConfig, steps []joinStep, cut *rand.Rand) []string {
-	// The uninterrupted run checks leaks cheaply, the cut run thoroughly.
-	var mem memory.Allocator = &wtCountingAlloc{mem: memory.NewGoAllocator()}
-	if cut != nil {
-		mem = memory.NewCheckedAllocator(memory.NewGoAllocator())
-	}
-	defer func() {
-		if c, ok := mem.(*memory.CheckedAllocator); ok {
-			c.AssertSize(t, 0)
-		} else if n := mem.(*wtCountingAlloc).size; n != 0 {
-			t.Errorf("%d bytes not released", n)
-		}
-	}()
+	mem, checkLeaks := stateTestAlloc(t, cut != nil)
+	defer checkLeaks()
 	in := &wtCountingAlloc{mem: memory.NewGoAllocator()}
 	brng := rand.New(rand.NewPCG(uint64(len(steps)), 7))
 	top, err := NewTopN(cfg, mem)
