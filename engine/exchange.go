@@ -74,7 +74,7 @@ type exchangeSink struct {
 	i     int
 	mem   memory.Allocator
 	owner []int32 // key group -> downstream subtask
-	dests []int32 // per row, scratch
+	dests []int32 // 0..n-1, scratch for batches without a selection
 }
 
 func (s *exchangeSink) Write(b *vector.Batch) error {
@@ -95,11 +95,34 @@ func (s *exchangeSink) Write(b *vector.Batch) error {
 			s.owner[g] = int32(checkpoint.KeyGroupOwner(x.maxPar, x.p, int32(g)))
 		}
 	}
-	per := make([][]int32, x.p)
-	b.Rows(func(r int) {
+	// Count each destination's rows, then fill their selections: one
+	// pass of direct loops, one allocation per destination.
+	live := b.Sel
+	if live == nil {
+		if cap(s.dests) < n {
+			s.dests = make([]int32, n)
+		}
+		live = s.dests[:n]
+		for i := range live {
+			live[i] = int32(i)
+		}
+	}
+	dest := make([]int32, len(live))
+	count := make([]int, x.p)
+	for k, r := range live {
 		j := s.owner[checkpoint.KeyGroupOf(hs[r], x.maxPar)]
-		per[j] = append(per[j], int32(r))
-	})
+		dest[k] = j
+		count[j]++
+	}
+	per := make([][]int32, x.p)
+	for j, c := range count {
+		if c > 0 {
+			per[j] = make([]int32, 0, c)
+		}
+	}
+	for k, r := range live {
+		per[dest[k]] = append(per[dest[k]], r)
+	}
 	for j, rows := range per {
 		if len(rows) == 0 {
 			continue
