@@ -294,13 +294,15 @@ func TestSourceRowWatermarks(t *testing.T) {
 			}
 		}
 		// Partition 1 reaches 2500-500 = 2000 and holds the minimum; a
-		// higher watermark may come only once it has finished.
+		// higher watermark may come only once it has finished, and is
+		// then partition 0's own: 4500 (if partition 1 finished while
+		// partition 0 was still reading) or its final 5500.
 		if len(c.wms) == 0 || !contains(c.wms, 2000) && c.wms[len(c.wms)-1] != 5500 {
 			t.Errorf("batch %d: watermarks %v", batch, c.wms)
 		}
 		for _, w := range c.wms {
-			if w > 2000 && w != 5500 {
-				t.Errorf("batch %d: watermark %d is neither partition 1's 2000 nor partition 0's final 5500", batch, w)
+			if w > 2000 && w != 4500 && w != 5500 {
+				t.Errorf("batch %d: watermark %d is neither partition 1's 2000 nor one of partition 0's (4500, 5500)", batch, w)
 			}
 		}
 	}
