@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -439,7 +442,53 @@ func (s *TxSink) RestoreState(r *engine.Restore) error {
 		}
 		s.seq = next
 	}
+	// A crashed run at a higher parallelism than any the checkpoint knows
+	// may have left open transactions of subtasks k >= parallelism, which
+	// would hold read_committed consumers back until their timeout: abort
+	// the ongoing ones under our prefix whose subtask this one covers
+	// (k mod parallelism = subtask) and that no restored lineage names.
+	known := map[int]bool{}
+	for _, l := range lines {
+		if l.prefix == s.prefix {
+			known[l.subtask] = true
+		}
+	}
+	if err := s.abortOrphans(rc, par, r.Subtask, known); err != nil {
+		return s.errorf("restoring checkpoint %d: %w", r.ID, err)
+	}
 	s.ready = true
+	return nil
+}
+
+// abortOrphans aborts the ongoing transactions <prefix>-<k>-<seq> with
+// k >= par, k mod par = subtask and k not known, found by listing the
+// cluster's ongoing transactions (Kafka 3.0+; on a broker that cannot
+// list them, the transaction timeout aborts them instead).
+func (s *TxSink) abortOrphans(rc *kgo.Client, par, subtask int, known map[int]bool) error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cc.timeout())
+	defer cancel()
+	listed, err := kadm.NewClient(s.admin).ListTransactions(ctx, nil, []string{"Ongoing"})
+	if err != nil {
+		if s.warn != nil {
+			fmt.Fprintf(s.warn, "clink: kafka sink '%s': cannot list ongoing transactions to abort those of removed subtasks (%v); they end at transaction_timeout_ms\n", s.name, err)
+		}
+		return nil
+	}
+	for _, t := range listed.Sorted() {
+		rest, ok := strings.CutPrefix(t.TxnID, s.prefix+"-")
+		if !ok {
+			continue
+		}
+		ks, seqs, ok := strings.Cut(rest, "-")
+		k, err1 := strconv.Atoi(ks)
+		seq, err2 := strconv.ParseInt(seqs, 10, 64)
+		if !ok || err1 != nil || err2 != nil || k < par || k%par != subtask || known[k] {
+			continue
+		}
+		if _, err := s.abortLingering(rc, s.prefix, k, seq); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
