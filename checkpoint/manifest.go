@@ -21,6 +21,9 @@ type Meta struct {
 	Fingerprint string
 	// Properties are free-form strings kept with the checkpoint.
 	Properties map[string]string
+	// Parts are parts other processes wrote into the checkpoint's
+	// directory (Store.Join), listed in the manifest with this Writer's.
+	Parts []PartInfo
 }
 
 // Manifest is the content of _metadata.json (docs/state-format.md).

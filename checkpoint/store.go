@@ -248,6 +248,25 @@ func (s *Store) Begin(id uint64) (*Writer, error) {
 	return w, nil
 }
 
+// Join writes parts into checkpoint id, which another process began (in a
+// cluster the Coordinator begins each checkpoint in the shared directory
+// and Workers write their subtasks' parts). The joined Writer never removes
+// the directory and never writes the manifest: Parts reports what it wrote,
+// for the process that commits.
+func (s *Store) Join(id uint64) (*Writer, error) {
+	if id == 0 {
+		return nil, errors.New("checkpoint: id 0 is not a checkpoint id")
+	}
+	dir := s.Path(id)
+	if _, err := os.Stat(filepath.Join(dir, ManifestName)); err == nil {
+		return nil, fmt.Errorf("checkpoint %d: already complete in %s", id, dir)
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("checkpoint %d: %s was not begun (is the checkpoint directory shared?)", id, dir)
+	}
+	return &Writer{store: s, id: id, dir: dir, parts: map[string]*PartWriter{}, joined: true}, nil
+}
+
 // Writer writes one checkpoint: its parts, then (Commit) the manifest.
 // Part, Commit and Abort are safe for concurrent use.
 type Writer struct {
@@ -255,10 +274,42 @@ type Writer struct {
 	id    uint64
 	dir   string
 
-	mu    sync.Mutex
-	parts map[string]*PartWriter // by file name
-	open  int                    // parts not yet closed
-	ended bool                   // committed or aborted
+	mu     sync.Mutex
+	parts  map[string]*PartWriter // by file name
+	open   int                    // parts not yet closed
+	ended  bool                   // committed or aborted
+	joined bool                   // Join: parts only
+}
+
+// Parts reports the parts written so far, sorted; every part must be
+// closed without error. A joined Writer is finished by it.
+func (w *Writer) Parts() ([]PartInfo, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.open > 0 {
+		return nil, fmt.Errorf("checkpoint %d: %d part(s) not closed", w.id, w.open)
+	}
+	if w.joined {
+		w.ended = true
+	}
+	out := make([]PartInfo, 0, len(w.parts))
+	for _, p := range w.parts {
+		if p.err != nil {
+			return nil, fmt.Errorf("checkpoint %d: part failed: %w", w.id, p.err)
+		}
+		out = append(out, p.info)
+	}
+	sortParts(out)
+	return out, nil
+}
+
+func sortParts(ps []PartInfo) {
+	slices.SortFunc(ps, func(a, b PartInfo) int {
+		if c := strings.Compare(a.Operator, b.Operator); c != 0 {
+			return c
+		}
+		return a.Subtask - b.Subtask
+	})
 }
 
 // ID is the checkpoint being written.
@@ -319,6 +370,9 @@ func (w *Writer) Commit(meta Meta) error {
 	if w.ended {
 		return fmt.Errorf("checkpoint %d: Commit after Commit or Abort", w.id)
 	}
+	if w.joined {
+		return fmt.Errorf("checkpoint %d: a joined Writer does not commit", w.id)
+	}
 	w.ended = true
 	defer w.store.finish(w.id)
 	if w.open > 0 {
@@ -340,12 +394,21 @@ func (w *Writer) Commit(meta Meta) error {
 		}
 		m.Parts = append(m.Parts, p.info)
 	}
-	slices.SortFunc(m.Parts, func(a, b PartInfo) int {
-		if c := strings.Compare(a.Operator, b.Operator); c != 0 {
-			return c
+	seen := map[string]bool{}
+	for _, p := range m.Parts {
+		seen[p.File] = true
+	}
+	for _, p := range meta.Parts {
+		if seen[p.File] {
+			return fmt.Errorf("checkpoint %d: part %s written twice", w.id, p.File)
 		}
-		return a.Subtask - b.Subtask
-	})
+		seen[p.File] = true
+		if _, err := os.Stat(filepath.Join(w.dir, p.File)); err != nil {
+			return fmt.Errorf("checkpoint %d: %w", w.id, err)
+		}
+		m.Parts = append(m.Parts, p)
+	}
+	sortParts(m.Parts)
 	data, err := json.MarshalIndent(&m, "", "  ")
 	if err != nil {
 		return fmt.Errorf("checkpoint %d: %w", w.id, err)
@@ -368,6 +431,9 @@ func (w *Writer) Abort() error {
 	defer w.mu.Unlock()
 	wasActive := !w.ended
 	w.ended = true
+	if w.joined {
+		return nil // the directory is the committing process's
+	}
 	if wasActive {
 		defer w.store.finish(w.id)
 	}

@@ -715,3 +715,60 @@ func TestKeyGroupRange(t *testing.T) {
 		t.Fatal("KeyGroupOf")
 	}
 }
+
+// TestJoin: parts written by another process (a Worker) through Join are
+// listed in the manifest the beginning process (the Coordinator) commits.
+func TestJoin(t *testing.T) {
+	dir := t.TempDir()
+	coord, err := NewStore(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	worker, err := NewStore(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := worker.Join(7); err == nil {
+		t.Fatal("Join of a checkpoint nobody began succeeded")
+	}
+	w, err := coord.Begin(7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := worker.Join(7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range []int{1, 0} {
+		pw, err := j.Part("agg", sub, aggSlots)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pw.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	parts, err := j.Parts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(parts) != 2 || parts[0].Subtask != 0 {
+		t.Fatalf("parts %+v", parts)
+	}
+	if err := j.Commit(Meta{}); err == nil {
+		t.Fatal("a joined writer committed")
+	}
+	if err := w.Commit(Meta{Job: "j", Parts: parts}); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := coord.Open(7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if len(cp.PartsOf("agg")) != 2 {
+		t.Fatalf("manifest parts %+v", cp.Parts())
+	}
+}

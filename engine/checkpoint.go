@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -165,6 +166,27 @@ type CheckpointConfig struct {
 	Logf func(format string, args ...any)
 	// OnComplete is called after each completed checkpoint (tests).
 	OnComplete func(id uint64)
+	// Cluster, when set, makes this process one of several running the
+	// job (a Worker): the Coordinator begins, triggers and completes the
+	// checkpoints; this process writes its subtasks' parts.
+	Cluster *ClusterCheckpoints
+}
+
+// ClusterCheckpoints connects a Worker's part of a job to the
+// Coordinator's checkpoints.
+type ClusterCheckpoints struct {
+	// Trigger delivers the ids of checkpoints to take; the Coordinator
+	// began each in the shared store (checkpoint.Store.Join).
+	Trigger <-chan uint64
+	// Complete delivers the ids the Coordinator completed (manifest
+	// written): the two-phase sinks publish them.
+	Complete <-chan uint64
+	// Ack reports this process's parts of checkpoint id.
+	Ack func(id uint64, parts []checkpoint.PartInfo) error
+	// Finished is called once every local subtask has finished; the job
+	// then waits for a checkpoint triggered after that to complete, so that
+	// its two-phase sinks publish everything.
+	Finished func()
 }
 
 // component is one stateful part of the job: a source, an operator or a
@@ -426,6 +448,30 @@ func (ck *checkpointer) trigger() error {
 	if err != nil {
 		return err
 	}
+	return ck.startLocked(id, w)
+}
+
+// triggerJoined starts checkpoint id of the Coordinator's (a cluster
+// job): this process writes its parts into the directory the Coordinator
+// began. A checkpoint still pending here was abandoned by the Coordinator.
+func (ck *checkpointer) triggerJoined(id uint64) error {
+	ck.mu.Lock()
+	defer ck.mu.Unlock()
+	if p := ck.pending; p != nil {
+		if p.id == id {
+			return nil
+		}
+		p.w.Abort()
+		ck.pending = nil
+	}
+	w, err := ck.cfg.Store.Join(id)
+	if err != nil {
+		return err
+	}
+	return ck.startLocked(id, w)
+}
+
+func (ck *checkpointer) startLocked(id uint64, w *checkpoint.Writer) error {
 	p := &pendingCP{id: id, w: w, done: map[*component]bool{}, start: time.Now()}
 	ck.pending = p
 	for _, c := range ck.all() {
@@ -541,26 +587,46 @@ func (ck *checkpointer) completeCP(id uint64) error {
 	}
 	ck.pending = nil
 	ck.mu.Unlock()
+	if cl := ck.cfg.Cluster; cl != nil {
+		parts, err := p.w.Parts()
+		if err != nil {
+			return err
+		}
+		return cl.Ack(id, parts)
+	}
 	err := p.w.Commit(checkpoint.Meta{Job: ck.cfg.Job, Fingerprint: ck.cfg.Fingerprint})
 	if err != nil {
 		return err
 	}
-	ck.mu.Lock()
-	ck.last = id
-	ck.count++
-	ck.mu.Unlock()
 	if err := ck.cfg.Store.Retain(ck.cfg.Retain); err != nil {
 		return err
 	}
+	if err := ck.commit(id); err != nil {
+		return err
+	}
+	if ck.cfg.Logf != nil {
+		ck.cfg.Logf("checkpoint %d complete (%d parts, %s)", id, len(p.done), time.Since(p.start).Round(time.Millisecond))
+	}
+	return nil
+}
+
+// commit publishes what the two-phase sinks staged up to the completed
+// checkpoint id.
+func (ck *checkpointer) commit(id uint64) error {
+	ck.mu.Lock()
+	if id <= ck.last {
+		ck.mu.Unlock()
+		return nil
+	}
+	ck.last = id
+	ck.count++
+	ck.mu.Unlock()
 	for _, c := range ck.sinks {
 		if c.sink != nil {
 			if err := c.sink.Commit(id); err != nil {
 				return fmt.Errorf("checkpoint %d: committing %s: %w", id, c.name, err)
 			}
 		}
-	}
-	if ck.cfg.Logf != nil {
-		ck.cfg.Logf("checkpoint %d complete (%d parts, %s)", id, len(p.done), time.Since(p.start).Round(time.Millisecond))
 	}
 	if ck.cfg.OnComplete != nil {
 		ck.cfg.OnComplete(id)
@@ -606,6 +672,40 @@ func guaranteeOf(pipes []*Pipeline, checkpoints bool) string {
 // with or without checkpoints, e.g. "EXACTLY_ONCE" or
 // "STATE_EXACTLY_ONCE_OUTPUT_AT_LEAST_ONCE (limited by sink 'print')".
 func Guarantee(pipes []*Pipeline, checkpoints bool) string { return guaranteeOf(pipes, checkpoints) }
+
+// finalJoined runs when every local component has finished in a cluster
+// job: it tells the Coordinator, acknowledges what is pending, and waits
+// until a checkpoint triggered after that completes (the Coordinator's
+// final one), which the two-phase sinks then publish.
+func (ck *checkpointer) finalJoined(done <-chan struct{}) error {
+	cl := ck.cfg.Cluster
+	cl.Finished()
+	var final uint64
+	for {
+		select {
+		case id := <-ck.complete:
+			if err := ck.completeCP(id); err != nil {
+				return err
+			}
+		case id := <-cl.Trigger:
+			if final == 0 {
+				final = id
+			}
+			if err := ck.triggerJoined(id); err != nil {
+				return err
+			}
+		case id := <-cl.Complete:
+			if err := ck.commit(id); err != nil {
+				return err
+			}
+			if final != 0 && id >= final {
+				return nil
+			}
+		case <-done:
+			return context.Canceled
+		}
+	}
+}
 
 // final runs when every component has finished: it completes a pending
 // checkpoint (complete by now) and takes one more that records the

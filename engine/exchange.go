@@ -326,9 +326,16 @@ type exchangeOut interface {
 // (key group = the engine's key hash mod maxPar, Flink's ranges). The
 // result runs with RunJob. Joins and unions (binary nodes), more than one
 // keyed operator, and stateful operators that are not keyed are refused.
+//
+// A nil copy is a subtask another process runs (a cluster Worker runs
+// some subtasks of a job): it gets no pipelines here, and its ends of the
+// exchange are Edges for the flight package to carry.
 func Parallelize(copies []*Pipeline, maxPar, depth int) ([]*Pipeline, error) {
 	p := len(copies)
 	if p == 1 {
+		if copies[0] == nil {
+			return nil, nil
+		}
 		return copies, nil
 	}
 	if maxPar <= 0 {
@@ -342,7 +349,11 @@ func Parallelize(copies []*Pipeline, maxPar, depth int) ([]*Pipeline, error) {
 	}
 	cut := -1
 	var keys []int
-	for i, c := range copies {
+	first := true
+	for _, c := range copies {
+		if c == nil {
+			continue
+		}
 		root := c.root()
 		if root.Binary != nil || len(root.Inputs) > 0 {
 			return nil, fmt.Errorf("parallelism > 1 is not supported yet for jobs with joins or UNION")
@@ -353,7 +364,7 @@ func Parallelize(copies []*Pipeline, maxPar, depth int) ([]*Pipeline, error) {
 				name = root.Names[k]
 			}
 			if ko, ok := o.(Keyed); ok {
-				if i == 0 {
+				if first {
 					if cut >= 0 {
 						return nil, fmt.Errorf("parallelism > 1 is not supported yet for more than one keyed operator in a pipeline (%s)", name)
 					}
@@ -365,16 +376,24 @@ func Parallelize(copies []*Pipeline, maxPar, depth int) ([]*Pipeline, error) {
 				return nil, fmt.Errorf("parallelism > 1 is not supported yet for operator %s", name)
 			}
 		}
+		first = false
 	}
+	var local []*Pipeline
 	for i, c := range copies {
-		c.Subtask, c.Parallelism = i, p
+		if c != nil {
+			c.Subtask, c.Parallelism = i, p
+			local = append(local, c)
+		}
 	}
 	if cut < 0 {
-		return copies, nil // every subtask runs alone
+		return local, nil // every subtask runs alone
 	}
 	x := newExchange(p, maxPar, depth, keys)
 	var out []*Pipeline
 	for i, c := range copies {
+		if c == nil {
+			continue
+		}
 		root := c.root()
 		up := &Pipeline{
 			Name:         c.Name,
@@ -387,6 +406,9 @@ func Parallelize(copies []*Pipeline, maxPar, depth int) ([]*Pipeline, error) {
 		out = append(out, up)
 	}
 	for j, c := range copies {
+		if c == nil {
+			continue
+		}
 		root := c.root()
 		down := &Pipeline{
 			Name:         c.Name,
@@ -399,6 +421,50 @@ func Parallelize(copies []*Pipeline, maxPar, depth int) ([]*Pipeline, error) {
 		out = append(out, down)
 	}
 	return out, nil
+}
+
+// Edge is one channel of a keyed exchange: what upstream subtask From
+// sends downstream subtask To (rows, watermarks, barriers, end of input,
+// in order). When the two subtasks run in different processes, the
+// sending process reads C (an upstream end is local) and the receiving
+// process writes C (a downstream end is local); the flight package
+// carries the messages between them.
+type Edge struct {
+	// Exchange numbers the job's exchanges in pipeline order, the same in
+	// every process that plans the job.
+	Exchange int
+	From, To int
+	C        chan Message
+}
+
+// Edges lists the channels of the exchanges among pipes, by exchange,
+// then upstream, then downstream subtask.
+func Edges(pipes []*Pipeline) []Edge {
+	var xs []*exchange
+	seen := map[*exchange]bool{}
+	add := func(x *exchange) {
+		if !seen[x] {
+			seen[x] = true
+			xs = append(xs, x)
+		}
+	}
+	for _, p := range pipes {
+		if s, ok := p.Sink.(*exchangeSink); ok {
+			add(s.x)
+		}
+		if s, ok := p.root().Source.(*exchangeSource); ok {
+			add(s.x)
+		}
+	}
+	var out []Edge
+	for k, x := range xs {
+		for i := range x.ch {
+			for j := range x.ch[i] {
+				out = append(out, Edge{Exchange: k, From: i, To: j, C: x.ch[i][j]})
+			}
+		}
+	}
+	return out
 }
 
 func namesUpTo(names []string, k int) []string {

@@ -75,27 +75,44 @@ func RunJob(ctx context.Context, pipes []*Pipeline, cfg *CheckpointConfig) ([]*S
 	if ck != nil {
 		done := make(chan struct{})
 		go func() { wg.Wait(); close(done) }()
-		ticker := time.NewTicker(ck.cfg.Interval)
+		var tick <-chan time.Time
+		var trig, compl <-chan uint64
+		if cl := ck.cfg.Cluster; cl != nil {
+			trig, compl = cl.Trigger, cl.Complete
+		} else {
+			ticker := time.NewTicker(ck.cfg.Interval)
+			defer ticker.Stop()
+			tick = ticker.C
+		}
+		fail := func(err error) {
+			if ckErr == nil && err != nil {
+				ckErr = err
+				cancel()
+			}
+		}
 	loop:
 		for {
 			select {
 			case <-done:
 				break loop
-			case <-ticker.C:
+			case <-tick:
 				if ckErr == nil {
-					if ckErr = ck.trigger(); ckErr != nil {
-						cancel()
-					}
+					fail(ck.trigger())
+				}
+			case id := <-trig:
+				if ckErr == nil {
+					fail(ck.triggerJoined(id))
+				}
+			case id := <-compl:
+				if ckErr == nil {
+					fail(ck.commit(id))
 				}
 			case id := <-ck.complete:
 				if ckErr == nil {
-					if ckErr = ck.completeCP(id); ckErr != nil {
-						cancel()
-					}
+					fail(ck.completeCP(id))
 				}
 			}
 		}
-		ticker.Stop()
 		finished = ckErr == nil
 		for i := range pipes {
 			finished = finished && ended[i] && errs[i] == nil
@@ -104,7 +121,11 @@ func RunJob(ctx context.Context, pipes []*Pipeline, cfg *CheckpointConfig) ([]*S
 			// Every component has finished: a pending checkpoint is
 			// complete, and one more records the finished job, so that a
 			// restart does nothing twice.
-			ckErr = ck.final()
+			if ck.cfg.Cluster != nil {
+				ckErr = ck.finalJoined(ctx.Done())
+			} else {
+				ckErr = ck.final()
+			}
 		} else {
 			ck.abort()
 		}

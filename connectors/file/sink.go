@@ -44,25 +44,41 @@ func (Connector) NewSink(t *connectors.Table) (engine.Sink, error) {
 	if dg == "" || dg == "exactly_once" {
 		return newTxSink(name), nil
 	}
-	f, err := os.Create(name)
-	if err != nil {
-		return nil, fmt.Errorf("file sink '%s': %w", t.Name, err)
-	}
-	return &Sink{name: name, f: f, w: bufio.NewWriterSize(f, 1<<16)}, nil
+	return &Sink{name: name}, nil
 }
 
 // Sink writes JSON lines to a part file (append mode).
 type Sink struct {
-	name string
-	f    *os.File
-	w    *bufio.Writer
-	buf  []byte
+	name   string
+	f      *os.File
+	w      *bufio.Writer
+	buf    []byte
+	opened bool
+}
+
+// open creates (truncates) the part file on first use, not when the job
+// is planned: a cluster plans jobs in processes that do not run them.
+func (s *Sink) open() error {
+	if s.opened {
+		return nil
+	}
+	s.opened = true
+	f, err := os.Create(s.name)
+	if err != nil {
+		return fmt.Errorf("file sink %s: %w", s.name, err)
+	}
+	s.f, s.w = f, bufio.NewWriterSize(f, 1<<16)
+	return nil
 }
 
 var _ engine.Sink = (*Sink)(nil)
 
 // Write appends the batch's live rows.
 func (s *Sink) Write(b *vector.Batch) error {
+	if err := s.open(); err != nil {
+		b.Release()
+		return err
+	}
 	s.buf = cjson.AppendBatch(s.buf[:0], b)
 	b.Release()
 	if _, err := s.w.Write(s.buf); err != nil {
@@ -73,6 +89,12 @@ func (s *Sink) Write(b *vector.Batch) error {
 
 // Flush makes everything written visible and durable.
 func (s *Sink) Flush() error {
+	if err := s.open(); err != nil {
+		return err
+	}
+	if s.f == nil {
+		return nil // closed
+	}
 	if err := s.w.Flush(); err != nil {
 		return fmt.Errorf("file sink %s: %w", s.name, err)
 	}

@@ -97,7 +97,7 @@ func (s *TxSink) open() error {
 		if err != nil {
 			return err
 		}
-		s.plain = &Sink{name: s.name, f: f, w: bufio.NewWriterSize(f, 1<<16)}
+		s.plain = &Sink{name: s.name, f: f, w: bufio.NewWriterSize(f, 1<<16), opened: true}
 		return nil
 	}
 	if err := os.WriteFile(s.name, nil, 0o644); err != nil {

@@ -23,6 +23,9 @@ type Env struct {
 	Connectors *connectors.Registry
 	Funcs      *kernels.Registry
 	Runtime    connectors.Runtime
+	// Subtasks, when set, are the subtasks this process runs (a cluster
+	// Worker); BuildParallel plans only those. Nil plans them all.
+	Subtasks []int
 }
 
 // Job is a planned job: one pipeline per plan root.
@@ -61,21 +64,37 @@ func BuildParallel(p *pb.Plan, env Env, parallelism int) (*Job, error) {
 	if parallelism <= 1 {
 		return Build(p, env)
 	}
-	var copies []*Job
-	for i := 0; i < parallelism; i++ {
+	local := make([]bool, parallelism)
+	for _, i := range env.Subtasks {
+		if i < 0 || i >= parallelism {
+			return nil, fmt.Errorf("subtask %d of a job at parallelism %d", i, parallelism)
+		}
+		local[i] = true
+	}
+	copies := make([]*Job, parallelism)
+	var some *Job
+	for i := range parallelism {
+		if env.Subtasks != nil && !local[i] {
+			continue
+		}
 		e := env
 		e.Runtime.Subtask, e.Runtime.Parallelism = i, parallelism
 		j, err := Build(p, e)
 		if err != nil {
 			return nil, err
 		}
-		copies = append(copies, j)
+		copies[i], some = j, j
+	}
+	if some == nil {
+		return nil, fmt.Errorf("no subtask to plan")
 	}
 	job := &Job{}
-	for k := range copies[0].Pipelines {
-		var ps []*engine.Pipeline
-		for _, j := range copies {
-			ps = append(ps, j.Pipelines[k])
+	for k := range some.Pipelines {
+		ps := make([]*engine.Pipeline, parallelism)
+		for i, j := range copies {
+			if j != nil {
+				ps[i] = j.Pipelines[k]
+			}
 		}
 		par, err := engine.Parallelize(ps, 0, 0)
 		if err != nil {
