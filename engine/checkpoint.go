@@ -175,18 +175,26 @@ type CheckpointConfig struct {
 // ClusterCheckpoints connects a Worker's part of a job to the
 // Coordinator's checkpoints.
 type ClusterCheckpoints struct {
-	// Trigger delivers the ids of checkpoints to take; the Coordinator
-	// began each in the shared store (checkpoint.Store.Join).
-	Trigger <-chan uint64
+	// Trigger delivers the checkpoints to take; the Coordinator began each
+	// in the shared store (checkpoint.Store.Join).
+	Trigger <-chan ClusterTrigger
 	// Complete delivers the ids the Coordinator completed (manifest
 	// written): the two-phase sinks publish them.
 	Complete <-chan uint64
 	// Ack reports this process's parts of checkpoint id.
 	Ack func(id uint64, parts []checkpoint.PartInfo) error
 	// Finished is called once every local subtask has finished; the job
-	// then waits for a checkpoint triggered after that to complete, so that
-	// its two-phase sinks publish everything.
+	// then waits for the final checkpoint (triggered once every Worker's
+	// subtasks finished) to complete, so that its two-phase sinks publish
+	// everything.
 	Finished func()
+}
+
+// ClusterTrigger asks for checkpoint ID; Final marks the one that records
+// the finished job.
+type ClusterTrigger struct {
+	ID    uint64
+	Final bool
 }
 
 // component is one stateful part of the job: a source, an operator or a
@@ -687,11 +695,11 @@ func (ck *checkpointer) finalJoined(done <-chan struct{}) error {
 			if err := ck.completeCP(id); err != nil {
 				return err
 			}
-		case id := <-cl.Trigger:
-			if final == 0 {
-				final = id
+		case t := <-cl.Trigger:
+			if t.Final {
+				final = t.ID
 			}
-			if err := ck.triggerJoined(id); err != nil {
+			if err := ck.triggerJoined(t.ID); err != nil {
 				return err
 			}
 		case id := <-cl.Complete:

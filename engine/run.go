@@ -76,7 +76,8 @@ func RunJob(ctx context.Context, pipes []*Pipeline, cfg *CheckpointConfig) ([]*S
 		done := make(chan struct{})
 		go func() { wg.Wait(); close(done) }()
 		var tick <-chan time.Time
-		var trig, compl <-chan uint64
+		var trig <-chan ClusterTrigger
+		var compl <-chan uint64
 		if cl := ck.cfg.Cluster; cl != nil {
 			trig, compl = cl.Trigger, cl.Complete
 		} else {
@@ -99,9 +100,9 @@ func RunJob(ctx context.Context, pipes []*Pipeline, cfg *CheckpointConfig) ([]*S
 				if ckErr == nil {
 					fail(ck.trigger())
 				}
-			case id := <-trig:
+			case t := <-trig:
 				if ckErr == nil {
-					fail(ck.triggerJoined(id))
+					fail(ck.triggerJoined(t.ID))
 				}
 			case id := <-compl:
 				if ckErr == nil {

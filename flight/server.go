@@ -1,0 +1,248 @@
+package flight
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/clink-dev/clink/engine"
+)
+
+// ActionFunc handles one Flight action: the request body in, the result
+// body out.
+type ActionFunc func(ctx context.Context, body []byte) ([]byte, error)
+
+// Server is a process's Arrow Flight endpoint: shuffle streams arrive by
+// DoPut and are handed to the edges Accept registered; control calls are
+// DoAction, dispatched by name.
+type Server struct {
+	flight.BaseFlightServer
+	srv     flight.Server
+	token   string
+	actions map[string]ActionFunc
+
+	mu      sync.Mutex
+	inbound map[EdgeKey]*inbound
+	waiters map[EdgeKey]chan struct{}
+}
+
+type inbound struct {
+	ctx context.Context
+	c   chan<- engine.Message
+}
+
+// AcceptWait is how long a shuffle stream waits for its edge to be
+// registered (the receiving Worker deploys its subtasks a moment later
+// than the sending one, or never when the attempt was replaced).
+var AcceptWait = 30 * time.Second
+
+// NewServer listens on addr ("127.0.0.1:0" picks a port). With a token,
+// every call must carry it as a bearer token.
+func NewServer(addr, token string) (*Server, error) {
+	s := &Server{token: token, actions: map[string]ActionFunc{}, inbound: map[EdgeKey]*inbound{}, waiters: map[EdgeKey]chan struct{}{}}
+	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(256 << 20)}
+	if token != "" {
+		opts = append(opts, grpc.UnaryInterceptor(s.authUnary), grpc.StreamInterceptor(s.authStream))
+	}
+	s.srv = flight.NewServerWithMiddleware(nil, opts...)
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	s.srv.InitListener(lis)
+	s.srv.RegisterFlightService(s)
+	return s, nil
+}
+
+// Handle registers an action.
+func (s *Server) Handle(name string, f ActionFunc) { s.actions[name] = f }
+
+// Addr is the address the server listens on.
+func (s *Server) Addr() string { return s.srv.Addr().String() }
+
+// Serve serves until Shutdown.
+func (s *Server) Serve() error { return s.srv.Serve() }
+
+// Shutdown stops the server.
+func (s *Server) Shutdown() { s.srv.Shutdown() }
+
+func (s *Server) authorized(ctx context.Context) error {
+	md, _ := metadata.FromIncomingContext(ctx)
+	for _, v := range md.Get("authorization") {
+		if subtle.ConstantTimeCompare([]byte(v), []byte("Bearer "+s.token)) == 1 {
+			return nil
+		}
+	}
+	return status.Error(codes.Unauthenticated, "missing or wrong bearer token (CLINK_AUTH_TOKEN)")
+}
+
+func (s *Server) authUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	if err := s.authorized(ctx); err != nil {
+		return nil, err
+	}
+	return h(ctx, req)
+}
+
+func (s *Server) authStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	if err := s.authorized(ss.Context()); err != nil {
+		return err
+	}
+	return h(srv, ss)
+}
+
+// DoAction runs a registered action.
+func (s *Server) DoAction(a *flight.Action, stream flight.FlightService_DoActionServer) error {
+	f, ok := s.actions[a.Type]
+	if !ok {
+		return status.Errorf(codes.Unimplemented, "unknown action %q", a.Type)
+	}
+	out, err := f(stream.Context(), a.Body)
+	if err != nil {
+		return status.Error(codes.Unknown, err.Error())
+	}
+	return stream.Send(&flight.Result{Body: out})
+}
+
+// Accept registers the receiving end of an edge: the messages of its
+// stream go into c until ctx ends.
+func (s *Server) Accept(ctx context.Context, key EdgeKey, c chan<- engine.Message) {
+	s.mu.Lock()
+	s.inbound[key] = &inbound{ctx: ctx, c: c}
+	if w, ok := s.waiters[key]; ok {
+		close(w)
+		delete(s.waiters, key)
+	}
+	s.mu.Unlock()
+	go func() {
+		<-ctx.Done()
+		s.mu.Lock()
+		if in, ok := s.inbound[key]; ok && in.ctx == ctx {
+			delete(s.inbound, key)
+		}
+		s.mu.Unlock()
+	}()
+}
+
+// lookup waits up to AcceptWait for key's registration.
+func (s *Server) lookup(ctx context.Context, key EdgeKey) (*inbound, error) {
+	deadline := time.NewTimer(AcceptWait)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		in, ok := s.inbound[key]
+		var w chan struct{}
+		if !ok {
+			if w, ok = s.waiters[key]; !ok {
+				w = make(chan struct{})
+				s.waiters[key] = w
+			}
+		}
+		s.mu.Unlock()
+		if in != nil {
+			return in, nil
+		}
+		select {
+		case <-w:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-deadline.C:
+			s.mu.Lock()
+			if s.waiters[key] == w {
+				delete(s.waiters, key)
+			}
+			s.mu.Unlock()
+			return nil, status.Errorf(codes.NotFound, "shuffle %s: no such edge here (attempt replaced or not deployed)", key)
+		}
+	}
+}
+
+// DoPut receives one shuffle stream.
+func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	if first.FlightDescriptor == nil {
+		return status.Error(codes.InvalidArgument, "shuffle stream without a descriptor")
+	}
+	key, err := parseKey(first.FlightDescriptor.Path)
+	if err != nil {
+		return status.Error(codes.InvalidArgument, err.Error())
+	}
+	in, err := s.lookup(stream.Context(), key)
+	if err != nil {
+		return err
+	}
+	deliver := func(m engine.Message) error {
+		select {
+		case in.c <- m:
+			return nil
+		case <-in.ctx.Done():
+			if m.Batch != nil {
+				m.Batch.Release()
+			}
+			return fmt.Errorf("shuffle %s: the receiving attempt stopped", key)
+		case <-stream.Context().Done():
+			if m.Batch != nil {
+				m.Batch.Release()
+			}
+			return stream.Context().Err()
+		}
+	}
+	if err := receive(stream, deliver); err != nil {
+		return status.Errorf(codes.Aborted, "shuffle %s: %v", key, err)
+	}
+	return nil
+}
+
+// tokenCreds adds the bearer token to every call.
+type tokenCreds string
+
+func (t tokenCreds) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer " + string(t)}, nil
+}
+func (tokenCreds) RequireTransportSecurity() bool { return false }
+
+// Dial connects a Flight client to addr, with the bearer token when set.
+func Dial(addr, token string) (flight.Client, error) {
+	opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256 << 20))}
+	if token != "" {
+		opts = append(opts, grpc.WithPerRPCCredentials(tokenCreds(token)))
+	}
+	return flight.NewClientWithMiddleware(addr, nil, nil, opts...)
+}
+
+// Call runs action name on the server behind cl and returns its result.
+func Call(ctx context.Context, cl flight.Client, name string, body []byte) ([]byte, error) {
+	stream, err := cl.DoAction(ctx, &flight.Action{Type: name, Body: body})
+	if err != nil {
+		return nil, err
+	}
+	var out []byte
+	for {
+		r, err := stream.Recv()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			if st, ok := status.FromError(err); ok {
+				return nil, errors.New(st.Message())
+			}
+			return nil, err
+		}
+		out = r.Body
+	}
+}
