@@ -1,6 +1,8 @@
 package substrait
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"sort"
 
@@ -74,4 +76,17 @@ func SettingKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// Fingerprint identifies a plan: the SHA-256 of its deterministic
+// protobuf, without its runtime settings (a new checkpoint interval or
+// parallelism keeps the job's state). Checkpoints record it; a restore
+// refuses another plan's.
+func Fingerprint(plan *pb.Plan) (string, error) {
+	data, err := proto.MarshalOptions{Deterministic: true}.Marshal(WithoutSettings(plan))
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return "plan-sha256:" + hex.EncodeToString(sum[:]), nil
 }

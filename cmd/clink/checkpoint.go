@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"flag"
 	"fmt"
 	"io"
@@ -11,7 +9,6 @@ import (
 	"time"
 
 	pb "github.com/substrait-io/substrait-protobuf/go/substraitpb"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/clink-dev/clink/checkpoint"
 	"github.com/clink-dev/clink/engine"
@@ -53,18 +50,6 @@ func jobName(fs *flag.FlagSet, src *source) string {
 	return "job"
 }
 
-// Fingerprint identifies a plan: the SHA-256 of its deterministic protobuf,
-// without its runtime settings (a new checkpoint interval or parallelism
-// keeps the job's state).
-func Fingerprint(plan *pb.Plan) (string, error) {
-	data, err := proto.MarshalOptions{Deterministic: true}.Marshal(substrait.WithoutSettings(plan))
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(data)
-	return "plan-sha256:" + hex.EncodeToString(sum[:]), nil
-}
-
 // applySettings takes the script's SET values where no flag was given.
 func (c *checkpointFlags) applySettings(settings map[string]string, set map[string]bool) error {
 	if v, ok := settings["checkpoint_dir"]; ok && !set["checkpoint-dir"] {
@@ -104,7 +89,7 @@ func (c *checkpointFlags) config(plan *pb.Plan, stderr io.Writer) (*engine.Check
 	if err != nil {
 		return nil, err
 	}
-	fp, err := Fingerprint(plan)
+	fp, err := substrait.Fingerprint(plan)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,10 @@ usage:
   clink run [flags] FILE.sql        run a script embedded (no daemons)
   clink run [flags] -e "SQL"        run SQL given inline
   clink run [flags] --plan FILE     run a Substrait plan (binary or JSON protobuf)
+  clink run --coordinator HOST:PORT [--parallelism N] FILE.sql
+                                    submit to a cluster (prints the job id)
+  clink coordinator [--checkpoint-dir D] [--addr :6123] [--http-addr :8081]
+  clink worker --coordinator HOST:PORT --slots N
   clink explain [--format=text|json|binary] FILE.sql | -e "SQL"
   clink bench sensors [flags]       measure the sensor pipeline
   clink kafka serve|create-topic|produce|consume   dev broker and Kafka client tools
@@ -47,6 +51,10 @@ func run(args []string) int {
 		return 0
 	case "run":
 		return cmdRun(args[1:])
+	case "coordinator":
+		return cmdCoordinator(args[1:])
+	case "worker":
+		return cmdWorker(args[1:])
 	case "explain":
 		return cmdExplain(args[1:])
 	case "bench":

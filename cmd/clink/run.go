@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/pprof"
 	"strings"
 	"syscall"
@@ -20,6 +21,7 @@ import (
 	"github.com/clink-dev/clink/connectors"
 	"github.com/clink-dev/clink/connectors/builtin"
 	"github.com/clink-dev/clink/engine"
+	"github.com/clink-dev/clink/flight/cluster"
 	"github.com/clink-dev/clink/kernels"
 	"github.com/clink-dev/clink/substrait"
 	"github.com/clink-dev/clink/substrait/planner"
@@ -81,6 +83,7 @@ func cmdRun(args []string) int {
 	var cko checkpointFlags
 	cko.register(fs)
 	parallelism := fs.Int("parallelism", 1, "subtasks of every operator: sources split their partitions (Kafka) or files, keyed operators their key groups")
+	coordinator := fs.String("coordinator", "", "submit the job to the Coordinator at HOST:PORT instead of running it here")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -123,6 +126,9 @@ func cmdRun(args []string) int {
 	if *parallelism < 1 {
 		fmt.Fprintln(os.Stderr, "error: --parallelism must be at least 1")
 		return 2
+	}
+	if *coordinator != "" {
+		return submit(ctx, *coordinator, plan, cko.job, set, *parallelism, &cko)
 	}
 	stats, err := executeWith(ctx, plan, reg, connectors.Runtime{BatchSize: *batch, Linger: *linger, Stdout: os.Stdout, Stderr: os.Stderr, Parallelism: *parallelism}, &cko)
 	if err != nil && !(errors.Is(err, context.Canceled) && ctx.Err() != nil) {
@@ -234,5 +240,64 @@ func cmdExplain(args []string) int {
 		fmt.Fprintf(os.Stderr, "error: --format must be text, json or binary, not %q\n", *format)
 		return 2
 	}
+	return 0
+}
+
+// submit sends the plan to a Coordinator and prints the job id and its
+// guarantee.
+func submit(ctx context.Context, addr string, plan *pb.Plan, name string, set map[string]bool, parallelism int, cko *checkpointFlags) int {
+	for _, f := range []string{"batch-size", "linger", "cpuprofile"} {
+		if set[f] {
+			fmt.Fprintf(os.Stderr, "error: --%s is not supported with --coordinator\n", f)
+			return 2
+		}
+	}
+	// Checkpoint flags travel as the plan's settings, like SET.
+	settings, err := substrait.JobSettings(plan)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 1
+	}
+	if set["checkpoint-dir"] {
+		abs, err := filepath.Abs(cko.dir)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "error:", err)
+			return 1
+		}
+		settings["checkpoint_dir"] = abs
+	}
+	if set["checkpoint-interval-ms"] {
+		settings["checkpoint_interval_ms"] = fmt.Sprint(cko.interval.Milliseconds())
+	}
+	if set["checkpoints-retained"] {
+		settings["checkpoints_retained"] = fmt.Sprint(cko.retain)
+	}
+	if err := substrait.SetJobSettings(plan, settings); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 1
+	}
+	data, err := proto.MarshalOptions{Deterministic: true}.Marshal(plan)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 1
+	}
+	req := &cluster.SubmitRequest{Name: name, Plan: data, Fresh: cko.fresh, FromCheckpoint: cko.from}
+	if set["parallelism"] {
+		req.Parallelism = parallelism
+	}
+	resp, err := cluster.Submit(ctx, addr, os.Getenv("CLINK_AUTH_TOKEN"), req)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "clink: job %s: guarantee %s\n", name, resp.Guarantee)
+	if resp.CheckpointDir != "" {
+		if resp.RestorePoint != 0 {
+			fmt.Fprintf(os.Stderr, "clink: checkpoints: %s; restore point: checkpoint %d\n", resp.CheckpointDir, resp.RestorePoint)
+		} else {
+			fmt.Fprintf(os.Stderr, "clink: checkpoints: %s; starting fresh\n", resp.CheckpointDir)
+		}
+	}
+	fmt.Printf("job_id=%s\n", resp.Job)
 	return 0
 }

@@ -1,0 +1,391 @@
+package cluster
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/clink-dev/clink/engine"
+	"github.com/clink-dev/clink/substrait/sql"
+)
+
+// api is the Coordinator's HTTP API (docs/cluster.md).
+func (c *Coordinator) api() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/v1/overview", c.getOverview)
+	mux.HandleFunc("GET /api/v1/workers", c.getWorkers)
+	mux.HandleFunc("GET /api/v1/jobs", c.getJobs)
+	mux.HandleFunc("POST /api/v1/jobs", c.postJob)
+	mux.HandleFunc("GET /api/v1/jobs/{id}", c.getJob)
+	mux.HandleFunc("GET /api/v1/jobs/{id}/operators", c.getOperators)
+	mux.HandleFunc("GET /api/v1/jobs/{id}/checkpoints", c.getCheckpoints)
+	mux.HandleFunc("POST /api/v1/jobs/{id}/cancel", c.postCancel)
+	mux.HandleFunc("PATCH /api/v1/jobs/{id}", c.postCancel) // Flink's ?mode=cancel
+	mux.HandleFunc("POST /api/v1/jobs/{id}/stop", c.postStop)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(&collector{c: c})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeErr(w, http.StatusNotFound, fmt.Errorf("no such resource: %s %s", r.Method, r.URL.Path))
+	})
+	if c.cfg.Token == "" {
+		return mux
+	}
+	want := []byte("Bearer " + c.cfg.Token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="clink"`)
+			writeErr(w, http.StatusUnauthorized, fmt.Errorf("missing or wrong bearer token"))
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
+
+func writeErr(w http.ResponseWriter, status int, err error) {
+	writeJSON(w, status, map[string]any{"errors": []string{err.Error()}})
+}
+
+// JobSummary is a job in GET /api/v1/jobs.
+type JobSummary struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	State       string `json:"state"`
+	Parallelism int    `json:"parallelism"`
+	StartTime   int64  `json:"start_time"`
+	EndTime     int64  `json:"end_time,omitempty"`
+	DurationMS  int64  `json:"duration_ms"`
+}
+
+// JobDetail is GET /api/v1/jobs/{id}.
+type JobDetail struct {
+	JobSummary
+	// Status repeats State (Flink's /jobs/:id/status).
+	Status        string    `json:"status"`
+	Guarantee     string    `json:"guarantee"`
+	Attempt       int       `json:"attempt"`
+	Restarts      int       `json:"restarts"`
+	ErrorCount    int       `json:"error_count"`
+	Failure       string    `json:"failure,omitempty"`
+	CheckpointDir string    `json:"checkpoint_dir,omitempty"`
+	Latest        *ckRecord `json:"latest_checkpoint"`
+	RestoredFrom  []uint64  `json:"restored_from,omitempty"`
+	Savepoint     string    `json:"savepoint,omitempty"`
+	Tasks         []Task    `json:"tasks"`
+}
+
+// Task is one subtask's placement.
+type Task struct {
+	Subtask int    `json:"subtask"`
+	Worker  string `json:"worker"`
+	Addr    string `json:"worker_addr,omitempty"`
+	State   string `json:"state"`
+}
+
+// Operator is one operator subtask's counters (from the Workers' last
+// heartbeat).
+type Operator struct {
+	Name       string `json:"name"`
+	Subtask    int    `json:"subtask"`
+	Worker     string `json:"worker"`
+	RecordsIn  int64  `json:"records_in"`
+	RecordsOut int64  `json:"records_out"`
+	// Watermark is the operator's event-time watermark in epoch
+	// milliseconds, null before the first.
+	Watermark   *int64 `json:"watermark"`
+	LateDropped int64  `json:"late_dropped"`
+}
+
+func (c *Coordinator) summaryLocked(j *job) JobSummary {
+	s := JobSummary{ID: j.id, Name: j.name, State: j.state, Parallelism: j.parallelism, StartTime: j.created.UnixMilli()}
+	end := time.Now()
+	if !j.ended.IsZero() {
+		s.EndTime = j.ended.UnixMilli()
+		end = j.ended
+	}
+	s.DurationMS = end.Sub(j.created).Milliseconds()
+	return s
+}
+
+func (c *Coordinator) getOverview(w http.ResponseWriter, _ *http.Request) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	slots, free := 0, 0
+	for _, wk := range c.workers {
+		slots += wk.slots
+		free += wk.slots - wk.used
+	}
+	states := map[string]int{}
+	for _, j := range c.jobs {
+		states[j.state]++
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"workers": len(c.workers), "slots_total": slots, "slots_available": free,
+		"jobs": states, "uptime_ms": time.Since(c.started).Milliseconds()})
+}
+
+func (c *Coordinator) getWorkers(w http.ResponseWriter, _ *http.Request) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := []map[string]any{}
+	for _, wk := range c.workers {
+		out = append(out, map[string]any{"id": wk.id, "addr": wk.addr, "slots": wk.slots, "slots_free": wk.slots - wk.used,
+			"last_heartbeat": wk.lastBeat.UnixMilli()})
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a]["id"].(string) < out[b]["id"].(string) })
+	writeJSON(w, http.StatusOK, map[string]any{"workers": out})
+}
+
+func (c *Coordinator) getJobs(w http.ResponseWriter, _ *http.Request) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := []JobSummary{}
+	for _, id := range c.order {
+		out = append(out, c.summaryLocked(c.jobs[id]))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"jobs": out})
+}
+
+// postJob submits SQL: {"sql": "...", "name": "...", "parallelism": N,
+// "fresh": false, "from_checkpoint": 0}.
+func (c *Coordinator) postJob(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		SQL            string `json:"sql"`
+		Name           string `json:"name"`
+		Parallelism    int    `json:"parallelism"`
+		Fresh          bool   `json:"fresh"`
+		FromCheckpoint uint64 `json:"from_checkpoint"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeErr(w, http.StatusBadRequest, fmt.Errorf("request body: %v", err))
+		return
+	}
+	plan, err := sql.Compile(req.SQL, c.cfg.Connectors)
+	if err != nil {
+		writeErr(w, http.StatusBadRequest, err)
+		return
+	}
+	data, err := proto.MarshalOptions{Deterministic: true}.Marshal(plan)
+	if err != nil {
+		writeErr(w, http.StatusInternalServerError, err)
+		return
+	}
+	resp, err := c.Submit(&SubmitRequest{Name: req.Name, Plan: data, Parallelism: req.Parallelism, Fresh: req.Fresh, FromCheckpoint: req.FromCheckpoint})
+	if err != nil {
+		writeErr(w, http.StatusBadRequest, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, resp)
+}
+
+func (c *Coordinator) job(w http.ResponseWriter, r *http.Request) *job {
+	id := r.PathValue("id")
+	c.mu.Lock()
+	j, ok := c.jobs[id]
+	c.mu.Unlock()
+	if !ok {
+		writeErr(w, http.StatusNotFound, fmt.Errorf("no job %s", id))
+		return nil
+	}
+	return j
+}
+
+func (c *Coordinator) getJob(w http.ResponseWriter, r *http.Request) {
+	j := c.job(w, r)
+	if j == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := JobDetail{JobSummary: c.summaryLocked(j), Status: j.state, Guarantee: j.guarantee, Attempt: j.attempt,
+		Restarts: j.restarts, ErrorCount: j.errorCount, Failure: j.failure, CheckpointDir: j.ckDir, Latest: j.latest,
+		RestoredFrom: j.restoredIDs, Savepoint: j.savepoint, Tasks: []Task{}}
+	for s := range j.parallelism {
+		t := Task{Subtask: s, State: j.state}
+		if j.assign != nil {
+			t.Worker = j.assign[s]
+			if wk, ok := c.workers[t.Worker]; ok {
+				t.Addr = wk.addr
+			}
+		}
+		if j.state == StateRestarting || j.state == StateCreated {
+			t.State = "SCHEDULED"
+		}
+		d.Tasks = append(d.Tasks, t)
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+// operatorsLocked gathers a job's operator counters from the Workers'
+// heartbeats of its current attempt.
+func (c *Coordinator) operatorsLocked(j *job) []Operator {
+	out := []Operator{}
+	for _, wk := range c.workers {
+		for _, t := range wk.tasks {
+			if t.Job != j.id || t.Attempt != j.attempt {
+				continue
+			}
+			for _, o := range t.Ops {
+				op := Operator{Name: o.Name, Subtask: o.Subtask, Worker: wk.id, RecordsIn: o.RowsIn, RecordsOut: o.RowsOut, LateDropped: o.Late}
+				if o.Watermark != engine.MinWatermark {
+					wm := o.Watermark
+					op.Watermark = &wm
+				}
+				out = append(out, op)
+			}
+		}
+	}
+	sort.Slice(out, func(a, b int) bool {
+		if out[a].Name != out[b].Name {
+			return out[a].Name < out[b].Name
+		}
+		return out[a].Subtask < out[b].Subtask
+	})
+	return out
+}
+
+func (c *Coordinator) getOperators(w http.ResponseWriter, r *http.Request) {
+	j := c.job(w, r)
+	if j == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"job": j.id, "attempt": j.attempt, "operators": c.operatorsLocked(j)})
+}
+
+func (c *Coordinator) getCheckpoints(w http.ResponseWriter, r *http.Request) {
+	j := c.job(w, r)
+	if j == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	hist := append([]ckRecord{}, j.history...)
+	sort.Slice(hist, func(a, b int) bool { return hist[a].ID > hist[b].ID })
+	writeJSON(w, http.StatusOK, map[string]any{
+		"counts":  map[string]int{"completed": j.ckCount, "failed": j.ckFailed},
+		"latest":  j.latest,
+		"history": hist,
+		"dir":     j.ckDir,
+	})
+}
+
+func (c *Coordinator) postCancel(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPatch {
+		if m := r.URL.Query().Get("mode"); m != "" && m != "cancel" {
+			writeErr(w, http.StatusBadRequest, fmt.Errorf("mode %q: only cancel", m))
+			return
+		}
+	}
+	id := r.PathValue("id")
+	if err := c.Cancel(id); err != nil {
+		writeErr(w, statusOf(err), err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"job": id, "state": StateCanceled})
+}
+
+func (c *Coordinator) postStop(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	path, err := c.StopWithSavepoint(id)
+	if err != nil {
+		writeErr(w, statusOf(err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"job": id, "state": StateFinished, "savepoint": path})
+}
+
+func statusOf(err error) int {
+	if strings.HasPrefix(err.Error(), "no job ") {
+		return http.StatusNotFound
+	}
+	return http.StatusConflict
+}
+
+// collector exports the Coordinator's state to Prometheus at scrape time.
+type collector struct{ c *Coordinator }
+
+var (
+	mWorkers     = prometheus.NewDesc("clink_workers", "Registered Workers.", nil, nil)
+	mSlots       = prometheus.NewDesc("clink_slots", "Task slots of the registered Workers, by state (free, used).", []string{"state"}, nil)
+	mJobs        = prometheus.NewDesc("clink_jobs", "Jobs by state.", []string{"state"}, nil)
+	mRestarts    = prometheus.NewDesc("clink_job_restarts_total", "Restarts of a job after failures.", []string{"job", "name"}, nil)
+	mCkDone      = prometheus.NewDesc("clink_job_checkpoints_completed_total", "Completed checkpoints of a job.", []string{"job", "name"}, nil)
+	mCkFailed    = prometheus.NewDesc("clink_job_checkpoints_failed_total", "Failed or abandoned checkpoints of a job.", []string{"job", "name"}, nil)
+	mCkLatest    = prometheus.NewDesc("clink_job_last_checkpoint_id", "Id of a job's newest completed checkpoint.", []string{"job", "name"}, nil)
+	mCkBytes     = prometheus.NewDesc("clink_job_last_checkpoint_bytes", "State bytes of a job's newest completed checkpoint.", []string{"job", "name"}, nil)
+	mRecordsIn   = prometheus.NewDesc("clink_operator_records_in_total", "Rows into an operator subtask.", []string{"job", "operator", "subtask"}, nil)
+	mRecordsOut  = prometheus.NewDesc("clink_operator_records_out_total", "Rows out of an operator subtask.", []string{"job", "operator", "subtask"}, nil)
+	mLate        = prometheus.NewDesc("clink_operator_late_records_dropped_total", "Late rows an operator subtask dropped.", []string{"job", "operator", "subtask"}, nil)
+	mWatermark   = prometheus.NewDesc("clink_operator_watermark_ms", "Event-time watermark of an operator subtask (epoch ms).", []string{"job", "operator", "subtask"}, nil)
+	allMetricSet = []*prometheus.Desc{mWorkers, mSlots, mJobs, mRestarts, mCkDone, mCkFailed, mCkLatest, mCkBytes, mRecordsIn, mRecordsOut, mLate, mWatermark}
+)
+
+func (m *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range allMetricSet {
+		ch <- d
+	}
+}
+
+func (m *collector) Collect(ch chan<- prometheus.Metric) {
+	c := m.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch <- prometheus.MustNewConstMetric(mWorkers, prometheus.GaugeValue, float64(len(c.workers)))
+	free, used := 0, 0
+	for _, w := range c.workers {
+		free += w.slots - w.used
+		used += w.used
+	}
+	ch <- prometheus.MustNewConstMetric(mSlots, prometheus.GaugeValue, float64(free), "free")
+	ch <- prometheus.MustNewConstMetric(mSlots, prometheus.GaugeValue, float64(used), "used")
+	states := map[string]int{StateCreated: 0, StateRunning: 0, StateRestarting: 0, StateFinished: 0, StateCanceled: 0, StateFailed: 0}
+	for _, id := range c.order {
+		j := c.jobs[id]
+		states[j.state]++
+		ch <- prometheus.MustNewConstMetric(mRestarts, prometheus.CounterValue, float64(j.restarts), j.id, j.name)
+		ch <- prometheus.MustNewConstMetric(mCkDone, prometheus.CounterValue, float64(j.ckCount), j.id, j.name)
+		ch <- prometheus.MustNewConstMetric(mCkFailed, prometheus.CounterValue, float64(j.ckFailed), j.id, j.name)
+		if j.latest != nil {
+			ch <- prometheus.MustNewConstMetric(mCkLatest, prometheus.GaugeValue, float64(j.latest.ID), j.id, j.name)
+			ch <- prometheus.MustNewConstMetric(mCkBytes, prometheus.GaugeValue, float64(j.latest.Bytes), j.id, j.name)
+		}
+		if terminal(j.state) {
+			continue
+		}
+		seen := map[[2]string]bool{}
+		for _, o := range c.operatorsLocked(j) {
+			sub := strconv.Itoa(o.Subtask)
+			if seen[[2]string{o.Name, sub}] {
+				continue // two pipelines' heads of one name: keep the first
+			}
+			seen[[2]string{o.Name, sub}] = true
+			ch <- prometheus.MustNewConstMetric(mRecordsIn, prometheus.CounterValue, float64(o.RecordsIn), j.id, o.Name, sub)
+			ch <- prometheus.MustNewConstMetric(mRecordsOut, prometheus.CounterValue, float64(o.RecordsOut), j.id, o.Name, sub)
+			ch <- prometheus.MustNewConstMetric(mLate, prometheus.CounterValue, float64(o.LateDropped), j.id, o.Name, sub)
+			if o.Watermark != nil {
+				ch <- prometheus.MustNewConstMetric(mWatermark, prometheus.GaugeValue, float64(*o.Watermark), j.id, o.Name, sub)
+			}
+		}
+	}
+	for s, n := range states {
+		ch <- prometheus.MustNewConstMetric(mJobs, prometheus.GaugeValue, float64(n), s)
+	}
+}

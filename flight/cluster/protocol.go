@@ -1,0 +1,184 @@
+// Package cluster runs jobs on a Coordinator and Workers. Control calls
+// are Arrow Flight actions with JSON bodies; the shuffle between Workers
+// is the flight package's; people use the Coordinator's HTTP API.
+//
+// Worker → Coordinator: register, heartbeat (with operator counters),
+// ack (a checkpoint's parts), finished (every local subtask ended), done
+// (the attempt ended, with its error).
+// Coordinator → Worker: deploy, trigger, complete, cancel.
+// Client → Coordinator: submit.
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+
+	"github.com/clink-dev/clink/checkpoint"
+	cflight "github.com/clink-dev/clink/flight"
+)
+
+// Action names.
+const (
+	actRegister  = "clink.register"
+	actHeartbeat = "clink.heartbeat"
+	actAck       = "clink.ack"
+	actFinished  = "clink.finished"
+	actDone      = "clink.done"
+	actDeploy    = "clink.deploy"
+	actTrigger   = "clink.trigger"
+	actComplete  = "clink.complete"
+	actCancel    = "clink.cancel"
+	actSubmit    = "clink.submit"
+)
+
+type registerReq struct {
+	ID    string `json:"id"`
+	Addr  string `json:"addr"`
+	Slots int    `json:"slots"`
+}
+
+type registerResp struct {
+	HeartbeatMS int `json:"heartbeat_ms"`
+}
+
+type heartbeatReq struct {
+	ID    string      `json:"id"`
+	Tasks []taskStats `json:"tasks,omitempty"`
+}
+
+type heartbeatResp struct {
+	Known bool `json:"known"`
+}
+
+// taskStats are one attempt's operator counters on one Worker.
+type taskStats struct {
+	Job     string    `json:"job"`
+	Attempt int       `json:"attempt"`
+	Ops     []opStats `json:"ops"`
+}
+
+type opStats struct {
+	Name      string `json:"name"`
+	Subtask   int    `json:"subtask"`
+	RowsIn    int64  `json:"rows_in"`
+	RowsOut   int64  `json:"rows_out"`
+	Watermark int64  `json:"watermark"`
+	Late      int64  `json:"late_dropped"`
+	Skipped   int64  `json:"records_skipped"`
+}
+
+type attemptRef struct {
+	Job     string `json:"job"`
+	Attempt int    `json:"attempt"`
+}
+
+type deployReq struct {
+	attemptRef
+	Name        string         `json:"name"`
+	Plan        []byte         `json:"plan"`
+	Parallelism int            `json:"parallelism"`
+	Subtasks    []int          `json:"subtasks"`
+	Peers       map[int]string `json:"peers"` // subtask -> Worker address
+	BatchSize   int            `json:"batch_size,omitempty"`
+	LingerMS    int            `json:"linger_ms,omitempty"`
+	// Checkpoints, when set, turns checkpoints on.
+	Checkpoints *ckSpec `json:"checkpoints,omitempty"`
+}
+
+type ckSpec struct {
+	Dir         string `json:"dir"`
+	Restore     uint64 `json:"restore,omitempty"`
+	Fingerprint string `json:"fingerprint"`
+}
+
+type triggerReq struct {
+	attemptRef
+	ID    uint64 `json:"id"`
+	Final bool   `json:"final,omitempty"`
+}
+
+type ackReq struct {
+	attemptRef
+	Worker string                `json:"worker"`
+	ID     uint64                `json:"id"`
+	Parts  []checkpoint.PartInfo `json:"parts"`
+}
+
+type workerReport struct {
+	attemptRef
+	Worker string `json:"worker"`
+	Error  string `json:"error,omitempty"`
+}
+
+// SubmitRequest is what `clink run --coordinator` sends.
+type SubmitRequest struct {
+	Name string `json:"name"`
+	// Plan is the Substrait plan (binary protobuf).
+	Plan        []byte `json:"plan"`
+	Parallelism int    `json:"parallelism,omitempty"`
+	// Fresh ignores the checkpoints in the job's directory;
+	// FromCheckpoint picks one.
+	Fresh          bool   `json:"fresh,omitempty"`
+	FromCheckpoint uint64 `json:"from_checkpoint,omitempty"`
+}
+
+// SubmitResponse answers a submission.
+type SubmitResponse struct {
+	Job           string `json:"job"`
+	Guarantee     string `json:"guarantee"`
+	CheckpointDir string `json:"checkpoint_dir,omitempty"`
+	RestorePoint  uint64 `json:"restore_point,omitempty"`
+}
+
+// call runs a JSON action.
+func call(ctx context.Context, cl flight.Client, name string, req, resp any) error {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	out, err := cflight.Call(ctx, cl, name, body)
+	if err != nil {
+		return err
+	}
+	if resp != nil {
+		if err := json.Unmarshal(out, resp); err != nil {
+			return fmt.Errorf("%s: bad answer: %v", name, err)
+		}
+	}
+	return nil
+}
+
+// handle registers a JSON action.
+func handle[Req any](s *cflight.Server, name string, f func(ctx context.Context, req *Req) (any, error)) {
+	s.Handle(name, func(ctx context.Context, body []byte) ([]byte, error) {
+		req := new(Req)
+		if err := json.Unmarshal(body, req); err != nil {
+			return nil, fmt.Errorf("%s: bad request: %v", name, err)
+		}
+		resp, err := f(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		if resp == nil {
+			resp = struct{}{}
+		}
+		return json.Marshal(resp)
+	})
+}
+
+// Submit sends a job to the Coordinator at addr.
+func Submit(ctx context.Context, addr, token string, req *SubmitRequest) (*SubmitResponse, error) {
+	cl, err := cflight.Dial(addr, token)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	var resp SubmitResponse
+	if err := call(ctx, cl, actSubmit, req, &resp); err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}

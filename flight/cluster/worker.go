@@ -1,0 +1,447 @@
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	pb "github.com/substrait-io/substrait-protobuf/go/substraitpb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/clink-dev/clink/checkpoint"
+	"github.com/clink-dev/clink/connectors"
+	"github.com/clink-dev/clink/engine"
+	cflight "github.com/clink-dev/clink/flight"
+	"github.com/clink-dev/clink/kernels"
+	"github.com/clink-dev/clink/substrait/planner"
+)
+
+// WorkerConfig configures a Worker.
+type WorkerConfig struct {
+	// ID names the Worker (default: a random one).
+	ID string
+	// Coordinator is the Coordinator's Flight address.
+	Coordinator string
+	// Addr is where this Worker listens for control calls and shuffle
+	// streams ("127.0.0.1:0" picks a port).
+	Addr string
+	// Slots is how many subtasks of each job's pipelines it runs at once.
+	Slots int
+	// Token is the bearer token (CLINK_AUTH_TOKEN), or empty.
+	Token string
+	// Connectors opens the jobs' tables.
+	Connectors *connectors.Registry
+	// Stdout receives what print sinks write; Log receives log lines.
+	Stdout, Log io.Writer
+}
+
+// Worker runs subtasks the Coordinator deploys.
+type Worker struct {
+	cfg   WorkerConfig
+	srv   *cflight.Server
+	coord flight.Client
+	funcs *kernels.Registry
+
+	mu       sync.Mutex
+	attempts map[attemptRef]*attempt
+	peers    map[string]flight.Client
+	beat     time.Duration
+}
+
+// attempt is one deployment of a job on this Worker.
+type attempt struct {
+	ref    attemptRef
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+	trig   chan engine.ClusterTrigger
+	compl  chan uint64
+	live   *engine.LiveStats
+
+	mu        sync.Mutex
+	committed uint64 // the newest checkpoint the sinks published
+	cancelled bool   // by the Coordinator
+	changed   chan struct{}
+}
+
+// NewWorker starts a Worker's Flight endpoint; Run registers it and runs.
+func NewWorker(cfg WorkerConfig) (*Worker, error) {
+	if cfg.Slots < 1 {
+		return nil, fmt.Errorf("--slots must be at least 1")
+	}
+	if cfg.ID == "" {
+		var b [4]byte
+		rand.Read(b[:])
+		cfg.ID = "worker-" + hex.EncodeToString(b[:])
+	}
+	if cfg.Stdout == nil {
+		cfg.Stdout = os.Stdout
+	}
+	if cfg.Log == nil {
+		cfg.Log = os.Stderr
+	}
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:0"
+	}
+	srv, err := cflight.NewServer(cfg.Addr, cfg.Token)
+	if err != nil {
+		return nil, err
+	}
+	coord, err := cflight.Dial(cfg.Coordinator, cfg.Token)
+	if err != nil {
+		srv.Shutdown()
+		return nil, err
+	}
+	funcs := kernels.NewRegistry()
+	kernels.RegisterScalar(funcs)
+	w := &Worker{cfg: cfg, srv: srv, coord: coord, funcs: funcs, attempts: map[attemptRef]*attempt{}, peers: map[string]flight.Client{}}
+	handle(srv, actDeploy, w.deploy)
+	handle(srv, actTrigger, w.trigger)
+	handle(srv, actComplete, w.complete)
+	handle(srv, actCancel, w.cancelAttempt)
+	return w, nil
+}
+
+// ID is the Worker's id.
+func (w *Worker) ID() string { return w.cfg.ID }
+
+// Addr is the Worker's Flight address.
+func (w *Worker) Addr() string { return w.srv.Addr() }
+
+func (w *Worker) logf(format string, args ...any) {
+	fmt.Fprintf(w.cfg.Log, time.Now().UTC().Format("2006-01-02T15:04:05.000Z")+" worker "+w.cfg.ID+": "+format+"\n", args...)
+}
+
+// Run registers with the Coordinator and heartbeats until ctx ends, then
+// cancels every attempt.
+func (w *Worker) Run(ctx context.Context) error {
+	go w.srv.Serve()
+	defer w.srv.Shutdown()
+	defer w.stopAll()
+	registered := false
+	for {
+		if !registered {
+			var resp registerResp
+			err := call(ctx, w.coord, actRegister, &registerReq{ID: w.cfg.ID, Addr: w.Addr(), Slots: w.cfg.Slots}, &resp)
+			if err == nil {
+				registered = true
+				w.beat = time.Duration(resp.HeartbeatMS) * time.Millisecond
+				w.logf("registered with %s: %d slots, serving %s", w.cfg.Coordinator, w.cfg.Slots, w.Addr())
+			} else if ctx.Err() == nil {
+				w.logf("cannot register with %s: %v (retrying)", w.cfg.Coordinator, err)
+			}
+		} else {
+			var resp heartbeatResp
+			hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			err := call(hctx, w.coord, actHeartbeat, &heartbeatReq{ID: w.cfg.ID, Tasks: w.stats()}, &resp)
+			cancel()
+			if err == nil && !resp.Known {
+				// The Coordinator does not know us (it restarted, or
+				// declared us lost): what we run is orphaned.
+				w.logf("the Coordinator does not know this Worker: cancelling its tasks, registering again")
+				w.stopAll()
+				registered = false
+				continue
+			}
+		}
+		beat := w.beat
+		if beat <= 0 {
+			beat = 500 * time.Millisecond
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(beat):
+		}
+	}
+}
+
+func (w *Worker) stopAll() {
+	w.mu.Lock()
+	var as []*attempt
+	for _, a := range w.attempts {
+		as = append(as, a)
+	}
+	w.mu.Unlock()
+	for _, a := range as {
+		a.cancel()
+		<-a.done
+	}
+}
+
+// stats gathers the running attempts' counters (refreshed for the next
+// beat).
+func (w *Worker) stats() []taskStats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []taskStats
+	for ref, a := range w.attempts {
+		ts := taskStats{Job: ref.Job, Attempt: ref.Attempt}
+		for _, o := range a.live.Snapshot() {
+			ts.Ops = append(ts.Ops, opStats{Name: o.Name, Subtask: o.Subtask, RowsIn: o.RowsIn, RowsOut: o.RowsOut,
+				Watermark: o.Watermark, Late: o.Extra["late_rows_dropped"], Skipped: o.Extra["records_skipped"]})
+		}
+		sort.Slice(ts.Ops, func(i, j int) bool {
+			if ts.Ops[i].Name != ts.Ops[j].Name {
+				return ts.Ops[i].Name < ts.Ops[j].Name
+			}
+			return ts.Ops[i].Subtask < ts.Ops[j].Subtask
+		})
+		a.live.Refresh()
+		out = append(out, ts)
+	}
+	return out
+}
+
+func (w *Worker) peer(addr string) (flight.Client, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if cl, ok := w.peers[addr]; ok {
+		return cl, nil
+	}
+	cl, err := cflight.Dial(addr, w.cfg.Token)
+	if err != nil {
+		return nil, err
+	}
+	w.peers[addr] = cl
+	return cl, nil
+}
+
+// deploy plans the subtasks it was given and starts them.
+func (w *Worker) deploy(_ context.Context, req *deployReq) (any, error) {
+	var plan pb.Plan
+	if err := proto.Unmarshal(req.Plan, &plan); err != nil {
+		return nil, fmt.Errorf("job %s: bad plan: %v", req.Job, err)
+	}
+	batch, linger := req.BatchSize, time.Duration(req.LingerMS)*time.Millisecond
+	if batch <= 0 {
+		batch = 8192
+	}
+	if linger <= 0 {
+		linger = 20 * time.Millisecond
+	}
+	rt := connectors.Runtime{BatchSize: batch, Linger: linger, Mem: memory.NewGoAllocator(), Stdout: w.cfg.Stdout, Stderr: w.cfg.Log, Parallelism: req.Parallelism}
+	job, err := planner.BuildParallel(&plan, planner.Env{Connectors: w.cfg.Connectors, Funcs: w.funcs, Runtime: rt, Subtasks: req.Subtasks}, req.Parallelism)
+	if err != nil {
+		return nil, fmt.Errorf("job %s: %w", req.Job, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a := &attempt{ref: req.attemptRef, ctx: ctx, cancel: cancel, done: make(chan struct{}),
+		trig: make(chan engine.ClusterTrigger, 16), compl: make(chan uint64, 16), live: engine.NewLiveStats(), changed: make(chan struct{})}
+	for _, p := range job.Pipelines {
+		p.Live = a.live
+	}
+	var cfg *engine.CheckpointConfig
+	if cs := req.Checkpoints; cs != nil {
+		store, err := checkpoint.NewStore(cs.Dir, checkpoint.Options{})
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		cfg = &engine.CheckpointConfig{Store: store, Job: req.Name, Fingerprint: cs.Fingerprint, Mem: rt.Mem,
+			Cluster: &engine.ClusterCheckpoints{
+				Trigger:  a.trig,
+				Complete: a.compl,
+				Ack: func(id uint64, parts []checkpoint.PartInfo) error {
+					return call(ctx, w.coord, actAck, &ackReq{attemptRef: a.ref, Worker: w.cfg.ID, ID: id, Parts: parts}, nil)
+				},
+				Finished: func() {
+					if err := call(ctx, w.coord, actFinished, &workerReport{attemptRef: a.ref, Worker: w.cfg.ID}, nil); err != nil && ctx.Err() == nil {
+						w.logf("job %s: reporting finished subtasks: %v", a.ref.Job, err)
+					}
+				},
+			},
+			OnComplete: a.committedUpTo,
+		}
+		if cs.Restore != 0 {
+			cp, err := store.Open(cs.Restore)
+			if err != nil {
+				cancel()
+				return nil, err
+			}
+			cfg.Restore = cp
+		}
+	}
+	local := map[int]bool{}
+	for _, s := range req.Subtasks {
+		local[s] = true
+	}
+	w.mu.Lock()
+	if _, dup := w.attempts[a.ref]; dup {
+		w.mu.Unlock()
+		cancel()
+		return nil, fmt.Errorf("job %s attempt %d is already deployed here", req.Job, req.Attempt)
+	}
+	w.attempts[a.ref] = a
+	w.mu.Unlock()
+
+	// Edges between this Worker and another travel over Flight.
+	var senders sync.WaitGroup
+	var sendErr error
+	var sendMu sync.Mutex
+	for _, e := range engine.Edges(job.Pipelines) {
+		key := cflight.EdgeKey{Job: req.Job, Attempt: req.Attempt, Exchange: e.Exchange, From: e.From, To: e.To}
+		switch {
+		case local[e.From] && !local[e.To]:
+			cl, err := w.peer(req.Peers[e.To])
+			if err != nil {
+				cancel()
+				return nil, err
+			}
+			senders.Add(1)
+			go func() {
+				defer senders.Done()
+				if err := cflight.Send(ctx, cl, key, e.C, rt.Mem); err != nil && ctx.Err() == nil {
+					sendMu.Lock()
+					sendErr = err
+					sendMu.Unlock()
+					cancel()
+				}
+			}()
+		case !local[e.From] && local[e.To]:
+			w.srv.Accept(ctx, key, e.C)
+		}
+	}
+	restore := "fresh"
+	if cfg != nil && cfg.Restore != nil {
+		restore = fmt.Sprintf("restore point: checkpoint %d", cfg.Restore.ID)
+	}
+	w.logf("job %s attempt %d: running subtasks %v of %d (%s)", req.Job, req.Attempt, req.Subtasks, req.Parallelism, restore)
+	go func() {
+		defer close(a.done)
+		_, err := engine.RunJob(ctx, job.Pipelines, cfg)
+		if err == nil && ctx.Err() == nil {
+			senders.Wait() // the last messages, end of input, reach the peers
+		}
+		cancel()
+		senders.Wait()
+		sendMu.Lock()
+		if sendErr != nil && (err == nil || errors.Is(err, context.Canceled)) {
+			err = sendErr
+		}
+		sendMu.Unlock()
+		stopped := a.stopped()
+		w.mu.Lock()
+		delete(w.attempts, a.ref)
+		w.mu.Unlock()
+		if stopped {
+			w.logf("job %s attempt %d: cancelled", req.Job, req.Attempt)
+			return
+		}
+		rep := &workerReport{attemptRef: a.ref, Worker: w.cfg.ID}
+		if err != nil {
+			rep.Error = err.Error()
+			w.logf("job %s attempt %d: failed: %v", req.Job, req.Attempt, err)
+		} else {
+			w.logf("job %s attempt %d: subtasks finished", req.Job, req.Attempt)
+		}
+		rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer rcancel()
+		if err := call(rctx, w.coord, actDone, rep, nil); err != nil {
+			w.logf("job %s: reporting the end of attempt %d: %v", req.Job, req.Attempt, err)
+		}
+	}()
+	return nil, nil
+}
+
+// stopped reports whether the attempt was cancelled by the Coordinator.
+func (a *attempt) stopped() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.cancelled
+}
+
+func (a *attempt) committedUpTo(id uint64) {
+	a.mu.Lock()
+	if id > a.committed {
+		a.committed = id
+	}
+	close(a.changed)
+	a.changed = make(chan struct{})
+	a.mu.Unlock()
+}
+
+func (w *Worker) lookup(ref attemptRef) (*attempt, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	a, ok := w.attempts[ref]
+	if !ok {
+		return nil, fmt.Errorf("job %s attempt %d is not running here", ref.Job, ref.Attempt)
+	}
+	return a, nil
+}
+
+func (w *Worker) trigger(ctx context.Context, req *triggerReq) (any, error) {
+	a, err := w.lookup(req.attemptRef)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case a.trig <- engine.ClusterTrigger{ID: req.ID, Final: req.Final}:
+		return nil, nil
+	case <-a.ctx.Done():
+		return nil, fmt.Errorf("job %s attempt %d stopped", req.Job, req.Attempt)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// complete hands a completed checkpoint to the two-phase sinks and
+// answers once they published it (or the attempt ended).
+func (w *Worker) complete(ctx context.Context, req *triggerReq) (any, error) {
+	a, err := w.lookup(req.attemptRef)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case a.compl <- req.ID:
+	case <-a.done:
+		return nil, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	for {
+		a.mu.Lock()
+		ok, ch := a.committed >= req.ID, a.changed
+		a.mu.Unlock()
+		if ok {
+			return nil, nil
+		}
+		select {
+		case <-ch:
+		case <-a.done:
+			return nil, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// cancelAttempt stops an attempt and answers once it stopped.
+func (w *Worker) cancelAttempt(ctx context.Context, req *attemptRef) (any, error) {
+	w.mu.Lock()
+	a, ok := w.attempts[*req]
+	w.mu.Unlock()
+	if !ok {
+		return nil, nil
+	}
+	a.mu.Lock()
+	a.cancelled = true
+	a.mu.Unlock()
+	a.cancel()
+	select {
+	case <-a.done:
+		return nil, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
