@@ -89,6 +89,10 @@ type JobDetail struct {
 	RestoredFrom  []uint64  `json:"restored_from,omitempty"`
 	Savepoint     string    `json:"savepoint,omitempty"`
 	Tasks         []Task    `json:"tasks"`
+	// LateDropped and RecordsSkipped are the final counts of a finished
+	// job (running jobs: see /operators).
+	LateDropped    int64 `json:"late_records_dropped"`
+	RecordsSkipped int64 `json:"records_skipped"`
 }
 
 // Task is one subtask's placement.
@@ -213,9 +217,24 @@ func (c *Coordinator) getJob(w http.ResponseWriter, r *http.Request) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	writeJSON(w, http.StatusOK, c.detailLocked(j))
+}
+
+// Job returns a job's detail (what GET /api/v1/jobs/{id} answers).
+func (c *Coordinator) Job(id string) (JobDetail, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	j, ok := c.jobs[id]
+	if !ok {
+		return JobDetail{}, false
+	}
+	return c.detailLocked(j), true
+}
+
+func (c *Coordinator) detailLocked(j *job) JobDetail {
 	d := JobDetail{JobSummary: c.summaryLocked(j), Status: j.state, Guarantee: j.guarantee, Attempt: j.attempt,
 		Restarts: j.restarts, ErrorCount: j.errorCount, Failure: j.failure, CheckpointDir: j.ckDir, Latest: j.latest,
-		RestoredFrom: j.restoredIDs, Savepoint: j.savepoint, Tasks: []Task{}}
+		RestoredFrom: j.restoredIDs, Savepoint: j.savepoint, Tasks: []Task{}, LateDropped: j.late, RecordsSkipped: j.skipped}
 	for s := range j.parallelism {
 		t := Task{Subtask: s, State: j.state}
 		if j.assign != nil {
@@ -229,7 +248,7 @@ func (c *Coordinator) getJob(w http.ResponseWriter, r *http.Request) {
 		}
 		d.Tasks = append(d.Tasks, t)
 	}
-	writeJSON(w, http.StatusOK, d)
+	return d
 }
 
 // operatorsLocked gathers a job's operator counters from the Workers'

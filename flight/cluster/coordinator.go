@@ -46,8 +46,8 @@ type CoordinatorConfig struct {
 	// them missed is a lost Worker (default 3).
 	Heartbeat   time.Duration
 	MissedBeats int
-	// MaxRestarts bounds a job's restarts after failures (default 10);
-	// RestartDelay waits before each (default 200 ms).
+	// MaxRestarts bounds a job's restarts after failures (default 10; < 0:
+	// none); RestartDelay waits before each (default 200 ms).
 	MaxRestarts  int
 	RestartDelay time.Duration
 	// CheckpointInterval is the default between checkpoints (1 s);
@@ -109,6 +109,10 @@ type job struct {
 	created     time.Time
 	ended       time.Time
 	savepoint   string
+	batchSize   int
+	lingerMS    int
+	late        int64 // rows dropped as late by the attempt that ended last
+	skipped     int64 // bad records it skipped
 
 	store       *checkpoint.Store
 	ckDir       string
@@ -159,6 +163,8 @@ type event struct {
 	id      uint64
 	parts   []checkpoint.PartInfo
 	err     string
+	late    int64
+	skipped int64
 	reply   chan stopResult
 }
 
@@ -178,8 +184,11 @@ func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 	if cfg.MissedBeats <= 0 {
 		cfg.MissedBeats = 3
 	}
-	if cfg.MaxRestarts <= 0 {
+	switch {
+	case cfg.MaxRestarts == 0:
 		cfg.MaxRestarts = 10
+	case cfg.MaxRestarts < 0:
+		cfg.MaxRestarts = 0 // fail at the first failure
 	}
 	if cfg.RestartDelay <= 0 {
 		cfg.RestartDelay = 200 * time.Millisecond
@@ -218,7 +227,7 @@ func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 		return nil, c.send(r.attemptRef, event{kind: evFinished, worker: r.Worker})
 	})
 	handle(srv, actDone, func(_ context.Context, r *workerReport) (any, error) {
-		return nil, c.send(r.attemptRef, event{kind: evDone, worker: r.Worker, err: r.Error})
+		return nil, c.send(r.attemptRef, event{kind: evDone, worker: r.Worker, err: r.Error, late: r.Late, skipped: r.Skipped})
 	})
 	handle(srv, actSubmit, func(_ context.Context, r *SubmitRequest) (any, error) { return c.Submit(r) })
 	return c, nil
@@ -391,7 +400,7 @@ func (c *Coordinator) Submit(r *SubmitRequest) (*SubmitResponse, error) {
 		}
 	}()
 	j := &job{name: name, plan: r.Plan, parallelism: par, state: StateCreated, created: time.Now(),
-		fresh: r.Fresh, from: r.FromCheckpoint, events: make(chan event, 64), interval: c.cfg.CheckpointInterval, retain: 3}
+		fresh: r.Fresh, from: r.FromCheckpoint, batchSize: r.BatchSize, lingerMS: r.LingerMS, events: make(chan event, 64), interval: c.cfg.CheckpointInterval, retain: 3}
 	if v, ok := settings["checkpoint_dir"]; ok {
 		j.ckDir = v
 	} else if c.cfg.CheckpointDir != "" {
@@ -728,7 +737,8 @@ func (c *Coordinator) runAttempt(j *job, assign map[int]string) (outcome, string
 			deployErr = fmt.Errorf("worker lost: %s", wid)
 			break
 		}
-		req := &deployReq{attemptRef: ref, Name: j.name, Plan: j.plan, Parallelism: j.parallelism, Subtasks: subtasks, Peers: peers}
+		req := &deployReq{attemptRef: ref, Name: j.name, Plan: j.plan, Parallelism: j.parallelism, Subtasks: subtasks, Peers: peers,
+			BatchSize: j.batchSize, LingerMS: j.lingerMS}
 		if j.store != nil {
 			req.Checkpoints = &ckSpec{Dir: j.ckDir, Restore: restore, Fingerprint: j.fingerprint}
 		}
@@ -765,6 +775,7 @@ func (c *Coordinator) runAttempt(j *job, assign map[int]string) (outcome, string
 	var pending *pendingCk
 	finished := map[string]bool{}
 	done := map[string]bool{}
+	var late, skipped int64
 	finalWanted, finalDone := false, false
 	var stopReply chan stopResult // stop-with-savepoint's caller
 	var stopped chan stopResult   // the savepoint's completion
@@ -962,7 +973,12 @@ func (c *Coordinator) runAttempt(j *job, assign map[int]string) (outcome, string
 					return fail(fmt.Sprintf("%s: %s", ev.worker, ev.err))
 				}
 				done[ev.worker] = true
+				late += ev.late
+				skipped += ev.skipped
 				if len(done) == len(workers) && (j.store == nil || finalDone) {
+					c.mu.Lock()
+					j.late, j.skipped = late, skipped
+					c.mu.Unlock()
 					if stopReply != nil {
 						stopReply <- stopResult{err: fmt.Errorf("job %s finished before the savepoint", j.id)}
 					}

@@ -111,6 +111,10 @@ type workerReport struct {
 	attemptRef
 	Worker string `json:"worker"`
 	Error  string `json:"error,omitempty"`
+	// Late and Skipped count rows dropped as late and bad records skipped
+	// by the attempt's subtasks on this Worker.
+	Late    int64 `json:"late_dropped,omitempty"`
+	Skipped int64 `json:"records_skipped,omitempty"`
 }
 
 // SubmitRequest is what `clink run --coordinator` sends.
@@ -123,6 +127,10 @@ type SubmitRequest struct {
 	// FromCheckpoint picks one.
 	Fresh          bool   `json:"fresh,omitempty"`
 	FromCheckpoint uint64 `json:"from_checkpoint,omitempty"`
+	// BatchSize and LingerMS shape the micro-batches (defaults 8192 rows,
+	// 20 ms).
+	BatchSize int `json:"batch_size,omitempty"`
+	LingerMS  int `json:"linger_ms,omitempty"`
 }
 
 // SubmitResponse answers a submission.

@@ -318,7 +318,7 @@ func (w *Worker) deploy(_ context.Context, req *deployReq) (any, error) {
 	w.logf("job %s attempt %d: running subtasks %v of %d (%s)", req.Job, req.Attempt, req.Subtasks, req.Parallelism, restore)
 	go func() {
 		defer close(a.done)
-		_, err := engine.RunJob(ctx, job.Pipelines, cfg)
+		stats, err := engine.RunJob(ctx, job.Pipelines, cfg)
 		if err == nil && ctx.Err() == nil {
 			senders.Wait() // the last messages, end of input, reach the peers
 		}
@@ -338,6 +338,12 @@ func (w *Worker) deploy(_ context.Context, req *deployReq) (any, error) {
 			return
 		}
 		rep := &workerReport{attemptRef: a.ref, Worker: w.cfg.ID}
+		for _, st := range stats {
+			if st != nil {
+				rep.Late += st.Total("late_rows_dropped")
+				rep.Skipped += st.Total("records_skipped")
+			}
+		}
 		if err != nil {
 			rep.Error = err.Error()
 			w.logf("job %s attempt %d: failed: %v", req.Job, req.Attempt, err)

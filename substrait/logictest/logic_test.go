@@ -100,7 +100,7 @@ func runFile(t *testing.T, path string) {
 				// The changelog of an outer join depends on how the inputs
 				// interleave; the table it describes does not.
 				for i := range results {
-					m, err := materialize(results[i].Rows)
+					m, err := Materialize(results[i].Rows)
 					if err != nil {
 						t.Errorf("%s: %v", where, err)
 					}
@@ -173,35 +173,6 @@ func (r *Runner) normalize(err error) error {
 
 // materialize applies a changelog printed with "op" keys: +I and +U add a
 // row, -U and -D remove one equal row. It returns the sorted result.
-func materialize(lines []string) ([]string, error) {
-	count := map[string]int{}
-	for _, l := range lines {
-		if !strings.HasPrefix(l, `{"op":"`) || len(l) < 12 {
-			count[l]++
-			continue
-		}
-		op := l[7:9]
-		row := "{" + strings.TrimPrefix(l[11:], ",")
-		switch op {
-		case "+I", "+U":
-			count[row]++
-		case "-U", "-D":
-			if count[row] == 0 {
-				return nil, fmt.Errorf("changelog retracts a row it never inserted: %s", row)
-			}
-			count[row]--
-		}
-	}
-	var out []string
-	for row, n := range count {
-		for ; n > 0; n-- {
-			out = append(out, row)
-		}
-	}
-	slices.Sort(out)
-	return out, nil
-}
-
 func lateStr(n int64) string { return fmt.Sprint(n) }
 
 func errorLines(err error) []string { return strings.Split(err.Error(), "\n") }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -219,7 +220,7 @@ func (r *Runner) Query(sqlText string) ([]Result, error) {
 		if err := proto.Unmarshal(data, &back); err != nil {
 			return nil, err
 		}
-		res := r.run(&back, bs, 1)
+		res := r.Run(&back, bs, 1)
 		res.Label = fmt.Sprintf("batch size %d", bs)
 		results = append(results, res)
 	}
@@ -230,7 +231,7 @@ func (r *Runner) Query(sqlText string) ([]Result, error) {
 		if err := proto.Unmarshal(data, &back); err != nil {
 			return nil, err
 		}
-		res := r.run(&back, 7, p)
+		res := r.Run(&back, 7, p)
 		if res.Err != nil && strings.Contains(res.Err.Error(), "parallelism > 1 is not supported yet") {
 			continue
 		}
@@ -253,7 +254,9 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	return s.w.Write(p)
 }
 
-func (r *Runner) run(plan *pb.Plan, batch, parallelism int) Result {
+// Run runs a plan embedded at a batch size and parallelism and collects
+// its printed rows, sorted.
+func (r *Runner) Run(plan *pb.Plan, batch, parallelism int) Result {
 	var out bytes.Buffer
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	sw := &syncWriter{w: &out}
@@ -302,4 +305,35 @@ func FormatParams(m map[string]string) string {
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// Materialize applies a printed changelog ({"op":"+I",...} lines) and
+// returns the rows it leaves, sorted.
+func Materialize(lines []string) ([]string, error) {
+	count := map[string]int{}
+	for _, l := range lines {
+		if !strings.HasPrefix(l, `{"op":"`) || len(l) < 12 {
+			count[l]++
+			continue
+		}
+		op := l[7:9]
+		row := "{" + strings.TrimPrefix(l[11:], ",")
+		switch op {
+		case "+I", "+U":
+			count[row]++
+		case "-U", "-D":
+			if count[row] == 0 {
+				return nil, fmt.Errorf("changelog retracts a row it never inserted: %s", row)
+			}
+			count[row]--
+		}
+	}
+	var out []string
+	for row, n := range count {
+		for ; n > 0; n-- {
+			out = append(out, row)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }
