@@ -5,6 +5,7 @@ import (
 	"github.com/clink-dev/clink/connectors"
 	"github.com/clink-dev/clink/connectors/blackhole"
 	"github.com/clink-dev/clink/connectors/checkpoint"
+	"github.com/clink-dev/clink/connectors/clickhouse"
 	"github.com/clink-dev/clink/connectors/file"
 	"github.com/clink-dev/clink/connectors/kafka"
 	"github.com/clink-dev/clink/connectors/print"
@@ -21,6 +22,7 @@ func Registry() *connectors.Registry {
 func Register(r *connectors.Registry) {
 	r.Register(blackhole.Connector{})
 	r.Register(checkpoint.Connector{})
+	r.Register(clickhouse.Connector{})
 	r.Register(file.Connector{})
 	r.Register(kafka.Connector{})
 	r.Register(print.Connector{})
