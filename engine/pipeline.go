@@ -23,6 +23,8 @@ type Pipeline struct {
 	Subtask, Parallelism int
 	// ChannelDepth bounds the batches in flight on each edge.
 	ChannelDepth int
+	// Live, when set, receives the pipeline's counters while it runs.
+	Live *LiveStats
 }
 
 // Node is a vertex of a job tree: a source, or a binary operator over two
@@ -105,11 +107,17 @@ type sinkOutput struct {
 	comp  *component
 }
 
-// emitBarrier: a two-phase sink pre-commits, then the sink's state joins
-// the checkpoint.
+// emitBarrier: a two-phase sink pre-commits, any other sink flushes (a
+// completed checkpoint then covers only rows the sink's system holds:
+// at-least-once), then the sink's state joins the checkpoint.
 func (s *sinkOutput) emitBarrier(id uint64) error {
+	_, exchange := s.sink.(exchangeOut)
 	if tp, ok := s.sink.(TwoPhaseSink); ok {
 		if err := tp.PreCommit(); err != nil {
+			return err
+		}
+	} else if !exchange {
+		if err := s.sink.Flush(); err != nil {
 			return err
 		}
 	}

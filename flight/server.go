@@ -225,7 +225,15 @@ func Dial(addr, token string) (flight.Client, error) {
 	return flight.NewClientWithMiddleware(addr, nil, nil, opts...)
 }
 
+// Unreachable reports whether err says the server could not be reached
+// (its process is gone or not listening).
+func Unreachable(err error) bool {
+	return status.Code(err) == codes.Unavailable
+}
+
 // Call runs action name on the server behind cl and returns its result.
+// An error of the action itself comes back as its message; a transport
+// error keeps its gRPC status (see Unreachable).
 func Call(ctx context.Context, cl flight.Client, name string, body []byte) ([]byte, error) {
 	stream, err := cl.DoAction(ctx, &flight.Action{Type: name, Body: body})
 	if err != nil {
@@ -238,8 +246,8 @@ func Call(ctx context.Context, cl flight.Client, name string, body []byte) ([]by
 			if errors.Is(err, io.EOF) {
 				return out, nil
 			}
-			if st, ok := status.FromError(err); ok {
-				return nil, errors.New(st.Message())
+			if st, ok := status.FromError(err); ok && st.Code() == codes.Unknown {
+				return nil, errors.New(st.Message()) // the action's own error
 			}
 			return nil, err
 		}

@@ -304,7 +304,7 @@ func TestBatchInterval(t *testing.T) {
 		if n := count(t, srv, "t"); n != 3*round {
 			t.Fatalf("round %d: %d rows before the interval", round, n)
 		}
-		for count(t, srv, "t") < 3*(round+1) {
+		for count(t, srv, "t") < 3*(round+1) || s.inserts.Load() < int64(round+1) {
 			if time.Since(start) > 10*time.Second {
 				t.Fatalf("round %d: rows did not appear", round)
 			}

@@ -340,6 +340,19 @@ func (c *Coordinator) loseLocked(w *workerInfo, why string) {
 	c.capacityChangedLocked()
 }
 
+// unreachable declares a Worker lost when a call to it found nobody
+// listening: its process is gone, whatever its last heartbeat says.
+func (c *Coordinator) unreachable(wid string, err error) {
+	if !cflight.Unreachable(err) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if w, ok := c.workers[wid]; ok {
+		c.loseLocked(w, "unreachable")
+	}
+}
+
 // send hands an event of an attempt to its job (events of replaced
 // attempts are dropped by the job).
 func (c *Coordinator) send(ref attemptRef, ev event) error {
@@ -722,6 +735,7 @@ func (c *Coordinator) runAttempt(j *job, assign map[int]string) (outcome, string
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
 				if err := call(ctx, cl, actCancel, &ref, nil); err != nil {
+					c.unreachable(wid, err)
 					c.logf("job_id=%s: cancelling attempt %d on %s: %v", j.id, ref.Attempt, wid, err)
 				}
 			}()
@@ -748,6 +762,7 @@ func (c *Coordinator) runAttempt(j *job, assign map[int]string) (outcome, string
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			if err := call(ctx, cl, actDeploy, req, nil); err != nil {
+				c.unreachable(wid, err)
 				mu.Lock()
 				deployErr = fmt.Errorf("deploying on %s: %w", wid, err)
 				mu.Unlock()
@@ -820,6 +835,7 @@ func (c *Coordinator) runAttempt(j *job, assign map[int]string) (outcome, string
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
 				if err := call(ctx, cl, actTrigger, req, nil); err != nil {
+					c.unreachable(wid, err)
 					c.post(j, event{kind: evCallFailed, attempt: ref.Attempt, worker: wid, err: fmt.Sprintf("checkpoint %d: trigger on %s: %v", id, wid, err)})
 				}
 			}()
@@ -858,6 +874,7 @@ func (c *Coordinator) runAttempt(j *job, assign map[int]string) (outcome, string
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 				defer cancel()
 				if err := call(ctx, cl, actComplete, &triggerReq{attemptRef: ref, ID: p.id}, nil); err != nil {
+					c.unreachable(wid, err)
 					c.post(j, event{kind: evCallFailed, attempt: ref.Attempt, worker: wid, err: fmt.Sprintf("checkpoint %d: complete on %s: %v", p.id, wid, err)})
 				}
 			}()
