@@ -550,14 +550,14 @@ func (c *Coordinator) runJob(j *job) {
 		c.mu.Lock()
 		j.errorCount++
 		j.failure = reason
-		j.restarts++
-		k := j.restarts
+		k := j.restarts + 1
 		if k > c.cfg.MaxRestarts {
 			c.mu.Unlock()
 			c.logf("job_id=%s failed after %d restarts: %s", j.id, c.cfg.MaxRestarts, reason)
 			c.end(j, StateFailed, reason)
 			return
 		}
+		j.restarts = k
 		j.state = StateRestarting
 		c.mu.Unlock()
 		c.logf("job_id=%s awaiting_restart (attempt %d/%d): %s", j.id, k, c.cfg.MaxRestarts, reason)
