@@ -162,7 +162,8 @@ type CheckpointConfig struct {
 	// MaxParallelism is the number of key groups (the store's).
 	MaxParallelism int
 	Mem            memory.Allocator
-	// Logf receives one line per completed checkpoint (nil: silent).
+	// Logf receives a line per completed checkpoint and one after a
+	// restore (nil: silent).
 	Logf func(format string, args ...any)
 	// OnComplete is called after each completed checkpoint (tests).
 	OnComplete func(id uint64)

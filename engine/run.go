@@ -41,8 +41,12 @@ func RunJob(ctx context.Context, pipes []*Pipeline, cfg *CheckpointConfig) ([]*S
 		if ck, err = newCheckpointer(*cfg, pipes); err != nil {
 			return stats, err
 		}
+		start := time.Now()
 		if err := ck.restore(); err != nil {
 			return stats, err
+		}
+		if cfg.Restore != nil && cfg.Logf != nil {
+			cfg.Logf("restored checkpoint %d (%s)", cfg.Restore.ID, time.Since(start).Round(time.Millisecond))
 		}
 	}
 	ctx2, cancel := context.WithCancel(ctx)
@@ -294,6 +298,7 @@ type nodeRun struct {
 	stats []*OpStats
 	outs  []Output // outs[i]: what operator i emits into
 	head0 Output   // the chain's entry
+	pub   uint64   // the LiveStats generation last published
 }
 
 func (n *nodeRun) head() any {
@@ -306,7 +311,7 @@ func (n *nodeRun) head() any {
 // chain wires a node's operators in front of next.
 func (r *runner) chain(n *Node, next Output) *nodeRun {
 	nr := &nodeRun{node: n}
-	headName := "source"
+	headName := sourceName(n)
 	if n.Binary != nil {
 		headName = fmt.Sprintf("%T", n.Binary)
 		if len(n.Names) > len(n.Ops) {
@@ -479,12 +484,12 @@ func (r *runner) runNode(n *Node, next Output) (bool, error) {
 		if r.ck != nil {
 			comp = r.ck.nodes[n].source
 		}
-		ended, err = r.consume(n, r.startSource(n.Source, comp), head, nr.head0, next)
+		ended, err = r.consume(nr, r.startSource(n.Source, comp), head, nr.head0, next)
 	} else {
 		if len(n.Inputs) != 2 {
 			return false, fmt.Errorf("binary operator with %d inputs", len(n.Inputs))
 		}
-		ended, err = r.consumeTwo(n, [2]<-chan Message{r.startNode(n.Inputs[0]), r.startNode(n.Inputs[1])}, head, nr.head0, next)
+		ended, err = r.consumeTwo(nr, [2]<-chan Message{r.startNode(n.Inputs[0]), r.startNode(n.Inputs[1])}, head, nr.head0, next)
 	}
 	if err != nil {
 		r.fail(err)
@@ -507,10 +512,14 @@ func (r *runner) runNode(n *Node, next Output) (bool, error) {
 
 // consume drives a chain from one input channel. After an error it drains
 // the channel so the producer can stop.
-func (r *runner) consume(n *Node, in <-chan Message, st *OpStats, head, next Output) (bool, error) {
+func (r *runner) consume(nr *nodeRun, in <-chan Message, st *OpStats, head, next Output) (bool, error) {
+	n := nr.node
 	var err error
 	ended := false
 	for m := range in {
+		if r.p.Live != nil {
+			r.p.Live.tick(r, nr)
+		}
 		if err != nil {
 			if m.Batch != nil {
 				m.Batch.Release()
@@ -542,7 +551,8 @@ func (r *runner) consume(n *Node, in <-chan Message, st *OpStats, head, next Out
 // watermark is the minimum of the inputs'. Barriers are aligned: after one
 // input delivers barrier n, it is not read until the other delivers n too
 // (or ends); then the node snapshots and passes n on.
-func (r *runner) consumeTwo(n *Node, in [2]<-chan Message, st *OpStats, head, next Output) (bool, error) {
+func (r *runner) consumeTwo(nr *nodeRun, in [2]<-chan Message, st *OpStats, head, next Output) (bool, error) {
+	n := nr.node
 	op := n.Binary
 	wms := [2]int64{MinWatermark, MinWatermark}
 	ended := [2]bool{}
@@ -587,6 +597,9 @@ func (r *runner) consumeTwo(n *Node, in [2]<-chan Message, st *OpStats, head, ne
 			side = 0
 		case m, ok = <-read[1]:
 			side = 1
+		}
+		if r.p.Live != nil {
+			r.p.Live.tick(r, nr)
 		}
 		if !ok {
 			closed[side] = true

@@ -220,6 +220,13 @@ func (c *Coordinator) getJob(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, c.detailLocked(j))
 }
 
+// Workers is the number of registered Workers.
+func (c *Coordinator) Workers() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.workers)
+}
+
 // Job returns a job's detail (what GET /api/v1/jobs/{id} answers).
 func (c *Coordinator) Job(id string) (JobDetail, bool) {
 	c.mu.Lock()

@@ -561,15 +561,28 @@ func (c *Coordinator) runJob(j *job) {
 		j.state = StateRestarting
 		c.mu.Unlock()
 		c.logf("job_id=%s awaiting_restart (attempt %d/%d): %s", j.id, k, c.cfg.MaxRestarts, reason)
+		if !c.restartDelay(j) {
+			c.end(j, StateCanceled, "")
+			return
+		}
+	}
+}
+
+// restartDelay waits RestartDelay before a restart, dropping the failed
+// attempt's late events; false: the job was cancelled meanwhile.
+func (c *Coordinator) restartDelay(j *job) bool {
+	timer := time.NewTimer(c.cfg.RestartDelay)
+	defer timer.Stop()
+	for {
 		select {
-		case <-time.After(c.cfg.RestartDelay):
+		case <-timer.C:
+			return true
 		case ev := <-j.events:
 			if ev.kind == evCancel || ev.kind == evStop {
 				if ev.reply != nil {
 					ev.reply <- stopResult{err: fmt.Errorf("job %s is restarting; cancelled without a savepoint", j.id)}
 				}
-				c.end(j, StateCanceled, "")
-				return
+				return false
 			}
 		}
 	}

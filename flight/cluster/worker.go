@@ -261,6 +261,9 @@ func (w *Worker) deploy(_ context.Context, req *deployReq) (any, error) {
 				},
 			},
 			OnComplete: a.committedUpTo,
+			Logf: func(format string, args ...any) {
+				w.logf("job %s attempt %d: "+format, append([]any{a.ref.Job, a.ref.Attempt}, args...)...)
+			},
 		}
 		if cs.Restore != 0 {
 			cp, err := store.Open(cs.Restore)
