@@ -96,6 +96,7 @@ func Send(ctx context.Context, cl flight.Client, key EdgeKey, c <-chan engine.Me
 	}
 	var w *flight.Writer
 	var schema *arrow.Schema
+	var scratch trailing
 	meta := make([]byte, 9)
 	for {
 		var m engine.Message
@@ -111,7 +112,7 @@ func Send(ctx context.Context, cl flight.Client, key EdgeKey, c <-chan engine.Me
 				schema = withTrailing(b.Schema())
 				w = flight.NewRecordWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(mem))
 			}
-			rec, flags := encode(schema, b)
+			rec, flags := scratch.encode(schema, b)
 			err = w.WriteWithAppMetadata(rec, []byte{metaData, flags})
 			rec.Release()
 			b.Release()
@@ -170,21 +171,41 @@ func withTrailing(s *arrow.Schema) *arrow.Schema {
 	return arrow.NewSchema(fs, &md)
 }
 
+// trailing holds a stream's scratch for the two trailing columns: zeros
+// stand for absent per-row watermarks and kinds (never written, so shared
+// by every batch), kinds are converted into buf. The IPC writer serializes
+// a record before Write returns, so the scratch is free again after.
+type trailing struct {
+	zeros64 []int64
+	zeros8  []int8
+	kinds   []int8
+}
+
 // encode returns the record to send for b (compacted): its columns and
-// the two trailing ones, which share the batch's slices.
-func encode(schema *arrow.Schema, b *vector.Batch) (arrow.RecordBatch, byte) {
+// the two trailing ones.
+func (t *trailing) encode(schema *arrow.Schema, b *vector.Batch) (arrow.RecordBatch, byte) {
 	n := b.NumRows()
 	var flags byte
 	wm := b.RowWatermark
 	if wm != nil {
 		flags |= flagRowWatermark
 	} else {
-		wm = make([]int64, n)
+		if len(t.zeros64) < n {
+			t.zeros64 = make([]int64, n)
+		}
+		wm = t.zeros64
 	}
-	kinds := make([]int8, n)
+	if len(t.zeros8) < n {
+		t.zeros8 = make([]int8, n)
+	}
+	kinds := t.zeros8[:n]
 	if b.Kinds != nil {
 		flags |= flagKinds
-		for i, k := range b.Kinds {
+		if cap(t.kinds) < n {
+			t.kinds = make([]int8, n)
+		}
+		kinds = t.kinds[:n]
+		for i, k := range b.Kinds[:n] {
 			kinds[i] = int8(k)
 		}
 	}
@@ -211,7 +232,9 @@ func decode(rec arrow.RecordBatch, flags byte) *vector.Batch {
 	out := array.NewRecordBatch(arrow.NewSchema(fs, &md), rec.Columns()[:k-2], int64(n))
 	b := vector.New(out)
 	if flags&flagRowWatermark != 0 {
-		b.RowWatermark = append([]int64(nil), rec.Column(k-2).(*array.Int64).Int64Values()...)
+		// The values live in the received message's Go memory, which
+		// stays while referenced: no copy.
+		b.RowWatermark = rec.Column(k - 2).(*array.Int64).Int64Values()
 	}
 	if flags&flagKinds != 0 {
 		ks := rec.Column(k - 1).(*array.Int8).Int8Values()

@@ -357,17 +357,19 @@ func (c *Coordinator) unreachable(wid string, err error) {
 // attempts are dropped by the job).
 func (c *Coordinator) send(ref attemptRef, ev event) error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	j, ok := c.jobs[ref.Job]
+	c.mu.Unlock()
 	if !ok {
 		return fmt.Errorf("no job %s", ref.Job)
 	}
 	ev.attempt = ref.Attempt
-	c.post(j, ev)
+	// In order: a Worker's calls arrive one after the other.
+	j.events <- ev
 	return nil
 }
 
-// post delivers ev to the job's loop without blocking the caller.
+// post delivers ev to the job's loop without blocking the caller (which
+// may hold c.mu, or be the loop itself).
 func (c *Coordinator) post(j *job, ev event) {
 	go func() { j.events <- ev }()
 }
