@@ -51,10 +51,8 @@ func run(args []string) int {
 		return 0
 	case "run":
 		return cmdRun(args[1:])
-	case "coordinator":
-		return cmdCoordinator(args[1:])
-	case "worker":
-		return cmdWorker(args[1:])
+	case "coordinator", "worker":
+		return execCluster(args)
 	case "explain":
 		return cmdExplain(args[1:])
 	case "bench":

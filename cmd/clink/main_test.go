@@ -39,6 +39,12 @@ func build(t *testing.T) string {
 		out, err = exec.Command("go", "build", "-o", filepath.Join(dir, "clink-export"), "../clink-export").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build clink-export: %v\n%s", err, out)
+			return
+		}
+		// clink coordinator|worker and run --coordinator run clink-cluster.
+		out, err = exec.Command("go", "build", "-o", filepath.Join(dir, "clink-cluster"), "../clink-cluster").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build clink-cluster: %v\n%s", err, out)
 		}
 	})
 	if buildErr != nil {

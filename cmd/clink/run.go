@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
@@ -21,7 +22,6 @@ import (
 	"github.com/clink-dev/clink/connectors"
 	"github.com/clink-dev/clink/connectors/builtin"
 	"github.com/clink-dev/clink/engine"
-	"github.com/clink-dev/clink/flight/cluster"
 	"github.com/clink-dev/clink/kernels"
 	"github.com/clink-dev/clink/substrait"
 	"github.com/clink-dev/clink/substrait/planner"
@@ -243,8 +243,8 @@ func cmdExplain(args []string) int {
 	return 0
 }
 
-// submit sends the plan to a Coordinator and prints the job id and its
-// guarantee.
+// submit sends the plan to a Coordinator (through clink-cluster) and
+// prints the job id and its guarantee.
 func submit(ctx context.Context, addr string, plan *pb.Plan, name string, set map[string]bool, parallelism int, cko *checkpointFlags) int {
 	for _, f := range []string{"batch-size", "linger", "cpuprofile"} {
 		if set[f] {
@@ -281,23 +281,43 @@ func submit(ctx context.Context, addr string, plan *pb.Plan, name string, set ma
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 1
 	}
-	req := &cluster.SubmitRequest{Name: name, Plan: data, Fresh: cko.fresh, FromCheckpoint: cko.from}
-	if set["parallelism"] {
-		req.Parallelism = parallelism
-	}
-	resp, err := cluster.Submit(ctx, addr, os.Getenv("CLINK_AUTH_TOKEN"), req)
+	f, err := os.CreateTemp("", "clink-plan-*.bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 1
 	}
-	fmt.Fprintf(os.Stderr, "clink: job %s: guarantee %s\n", name, resp.Guarantee)
-	if resp.CheckpointDir != "" {
-		if resp.RestorePoint != 0 {
-			fmt.Fprintf(os.Stderr, "clink: checkpoints: %s; restore point: checkpoint %d\n", resp.CheckpointDir, resp.RestorePoint)
-		} else {
-			fmt.Fprintf(os.Stderr, "clink: checkpoints: %s; starting fresh\n", resp.CheckpointDir)
-		}
+	defer os.Remove(f.Name())
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	fmt.Printf("job_id=%s\n", resp.Job)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 1
+	}
+	args := []string{"submit", "--coordinator", addr, "--plan-file", f.Name(), "--name", name}
+	if set["parallelism"] {
+		args = append(args, "--parallelism", fmt.Sprint(parallelism))
+	}
+	if cko.fresh {
+		args = append(args, "--fresh")
+	}
+	if cko.from != 0 {
+		args = append(args, "--from-checkpoint", fmt.Sprint(cko.from))
+	}
+	bin, err := clusterBinary()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 1
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		}
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 1
+	}
 	return 0
 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/clink-dev/clink/bench"
+	"github.com/clink-dev/clink/bench/clusterbench"
 )
 
 func cmdBenchShuffle(args []string) int {
@@ -27,12 +27,12 @@ func cmdBenchShuffle(args []string) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	r, err := bench.RunShuffle(context.Background(), self, dir, *n, *sensors)
+	r, err := clusterbench.RunShuffle(context.Background(), self, dir, *n, *sensors)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 1
 	}
-	bench.FormatShuffle(os.Stdout, r, *sensors)
+	clusterbench.FormatShuffle(os.Stdout, r, *sensors)
 	return 0
 }
 
@@ -53,11 +53,11 @@ func cmdBenchRecovery(args []string) int {
 		fmt.Fprintln(os.Stderr, "error: -parallelism must be 1 or 2")
 		return 2
 	}
-	rs, err := bench.RunRecovery(context.Background(), self, *runs, *rate, *par)
+	rs, err := clusterbench.RunRecovery(context.Background(), self, *runs, *rate, *par)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 1
 	}
-	bench.FormatRecovery(os.Stdout, rs, *rate, *par)
+	clusterbench.FormatRecovery(os.Stdout, rs, *rate, *par)
 	return 0
 }

@@ -1,4 +1,9 @@
-package bench
+// Package clusterbench measures the cluster (clink bench shuffle and
+// clink bench recovery): the keyed shuffle over Arrow Flight against the
+// in-process exchange, and recovery after a Worker SIGKILL. It is a
+// package of its own so that the engine binary does not link the cluster
+// (gRPC); the clink-cluster binary runs it.
+package clusterbench
 
 import (
 	"context"
@@ -17,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/clink-dev/clink/bench"
 	"github.com/clink-dev/clink/connectors/builtin"
 	"github.com/clink-dev/clink/connectors/kafka"
 	"github.com/clink-dev/clink/flight/cluster"
@@ -164,7 +170,7 @@ func waitJob(c *cluster.Coordinator, id string, timeout time.Duration, states ..
 // shuffle over Arrow Flight between two Worker processes.
 type ShuffleResult struct {
 	Rows                int64
-	InProcess, Cluster  Measure
+	InProcess, Cluster  bench.Measure
 	CrossingWorkersFrac float64
 }
 
@@ -176,13 +182,13 @@ type ShuffleResult struct {
 func RunShuffle(ctx context.Context, self, dir string, n int64, sensors int) (ShuffleResult, error) {
 	var r ShuffleResult
 	path := filepath.Join(dir, "readings-shuffle.jsonl")
-	cfg, err := WriteSensors(path, n, sensors)
+	cfg, err := bench.WriteSensors(path, n, sensors)
 	if err != nil {
 		return r, err
 	}
 	r.Rows = cfg.Readings()
-	text := SensorsSQL(path, "blackhole")
-	r.InProcess, err = RunProcess(ctx, "embedded, parallelism 2 (in-process exchange)", r.Rows, self, "run", "--quiet", "--parallelism", "2", "-e", text)
+	text := bench.SensorsSQL(path, "blackhole")
+	r.InProcess, err = bench.RunProcess(ctx, "embedded, parallelism 2 (in-process exchange)", r.Rows, self, "run", "--quiet", "--parallelism", "2", "-e", text)
 	if err != nil {
 		return r, err
 	}
@@ -217,7 +223,7 @@ func RunShuffle(ctx context.Context, self, dir string, n int64, sensors int) (Sh
 	for _, w := range ws {
 		cpu += w.stop()
 	}
-	r.Cluster = Measure{Label: "two Workers, parallelism 2 (Flight)", Events: r.Rows, Wall: wall, CPU: cpu}
+	r.Cluster = bench.Measure{Label: "two Workers, parallelism 2 (Flight)", Events: r.Rows, Wall: wall, CPU: cpu}
 	r.CrossingWorkersFrac = 0.5
 	return r, nil
 }
@@ -226,7 +232,7 @@ func RunShuffle(ctx context.Context, self, dir string, n int64, sensors int) (Sh
 func FormatShuffle(w io.Writer, r ShuffleResult, sensors int) {
 	fmt.Fprintf(w, "shuffle benchmark: %d readings, %d sensors, sensors pipeline at parallelism 2 (keyed exchange before the window aggregate)\n\n", r.Rows, sensors)
 	fmt.Fprintf(w, "%-46s %14s %12s %16s %10s\n", "run", "rows/s", "CPU s/M rows", "rows/CPU-s", "wall s")
-	for _, m := range []Measure{r.InProcess, r.Cluster} {
+	for _, m := range []bench.Measure{r.InProcess, r.Cluster} {
 		fmt.Fprintf(w, "%-46s %14.0f %12.3f %16.0f %10.2f\n", m.Label, m.EventsPerSec(), m.CPUPerMillion(), m.EventsPerCPUSec(), m.Wall.Seconds())
 	}
 	fmt.Fprintf(w, "\nFlight / in-process: %.2fx rows/s (wall), %.2fx rows per CPU-second; about half the rows cross Workers\n",
