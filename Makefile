@@ -10,6 +10,7 @@ LDFLAGS := -X main.version=$(VERSION)
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(CLINK) ./cmd/clink
 	$(GO) build -o $(BIN)/clink-export ./cmd/clink-export
+	$(GO) build -o $(BIN)/clink-cluster ./cmd/clink-cluster
 
 # The sensor pipeline, embedded: generate, run, verify (prints PASS).
 demo: build
