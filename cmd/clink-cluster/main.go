@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"github.com/clink-dev/clink/connectors/builtin"
+	// Workers run the lake connectors too (Parquet, object stores).
+	_ "github.com/clink-dev/clink/connectors/objectstore"
 	"github.com/clink-dev/clink/flight/cluster"
 )
 

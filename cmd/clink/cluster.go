@@ -9,10 +9,13 @@ import (
 )
 
 // clusterBinary finds clink-cluster, which runs the Coordinator, Workers
-// and submissions (the engine binary does not link gRPC): next to this
-// binary, or on the PATH.
+// and submissions (the engine binary does not link gRPC).
 func clusterBinary() (string, error) {
-	const bin = "clink-cluster"
+	return sibling("clink-cluster", "the cluster runs in the separate binary clink-cluster")
+}
+
+// sibling finds a companion binary: next to this one, or on the PATH.
+func sibling(bin, why string) (string, error) {
 	if self, err := os.Executable(); err == nil {
 		if p := filepath.Join(filepath.Dir(self), bin); fileExists(p) {
 			return p, nil
@@ -20,9 +23,21 @@ func clusterBinary() (string, error) {
 	}
 	p, err := exec.LookPath(bin)
 	if err != nil {
-		return "", fmt.Errorf("the cluster runs in the separate binary clink-cluster (make build builds it into bin/), found neither next to clink nor on the PATH")
+		return "", fmt.Errorf("%s (make build builds it into bin/), found neither next to clink nor on the PATH", why)
 	}
 	return p, nil
+}
+
+// execLake re-runs this command in clink-lake (same pid and arguments).
+func execLake() int {
+	bin, err := sibling("clink-lake", "the job needs the lake connectors, which run in the separate binary clink-lake")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 1
+	}
+	err = syscall.Exec(bin, append([]string{bin}, os.Args[1:]...), os.Environ())
+	fmt.Fprintln(os.Stderr, "error:", err)
+	return 1
 }
 
 // execCluster replaces this process with clink-cluster (same pid, so

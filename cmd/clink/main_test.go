@@ -41,6 +41,12 @@ func build(t *testing.T) string {
 			buildErr = fmt.Errorf("go build clink-export: %v\n%s", err, out)
 			return
 		}
+		// Jobs with lake connectors re-run in clink-lake.
+		out, err = exec.Command("go", "build", "-tags", "lake", "-o", filepath.Join(dir, "clink-lake"), ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build clink-lake: %v\n%s", err, out)
+			return
+		}
 		// clink coordinator|worker and run --coordinator run clink-cluster.
 		out, err = exec.Command("go", "build", "-o", filepath.Join(dir, "clink-cluster"), "../clink-cluster").CombinedOutput()
 		if err != nil {

@@ -131,6 +131,10 @@ func cmdRun(args []string) int {
 		return submit(ctx, *coordinator, plan, cko.job, set, *parallelism, &cko)
 	}
 	stats, err := executeWith(ctx, plan, reg, connectors.Runtime{BatchSize: *batch, Linger: *linger, Stdout: os.Stdout, Stderr: os.Stderr, Parallelism: *parallelism}, &cko)
+	if errors.Is(err, connectors.ErrLake) && !lakeLinked {
+		// Nothing ran: planning opens the sinks before any row.
+		return execLake()
+	}
 	if err != nil && !(errors.Is(err, context.Canceled) && ctx.Err() != nil) {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 1
