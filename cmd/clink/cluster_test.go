@@ -94,9 +94,12 @@ func waitState(t *testing.T, httpAddr, id string, want string, timeout time.Dura
 
 var jobIDRE = regexp.MustCompile(`job_id=(\d+)`)
 
+// submitJob runs `clink run FILE --coordinator ADDR FLAGS...` (the issue's
+// order: flags after the file); args ends with the file.
 func submitJob(t *testing.T, bin, coord string, args ...string) string {
 	t.Helper()
-	out := clink(t, bin, "", append([]string{"run", "--coordinator", coord}, args...)...)
+	file := args[len(args)-1]
+	out := clink(t, bin, "", append([]string{"run", file, "--coordinator", coord}, args[:len(args)-1]...)...)
 	m := jobIDRE.FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("no job id in %q", out)

@@ -2,6 +2,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 )
@@ -70,4 +71,28 @@ func run(args []string) int {
 	}
 	fmt.Fprintf(os.Stderr, "clink: unknown command %q\n\n%s", args[0], usage)
 	return 2
+}
+
+// parseArgs parses flags before and after positional arguments (`clink
+// run pipeline.sql --coordinator HOST:PORT` as well as `clink run
+// --coordinator HOST:PORT pipeline.sql`); fs.Args() then holds the
+// positional ones in order. "--" ends the flags.
+func parseArgs(fs *flag.FlagSet, args []string) error {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			pos = append(pos, rest...)
+			break
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+	return fs.Parse(append([]string{"--"}, pos...))
 }

@@ -84,7 +84,7 @@ func cmdRun(args []string) int {
 	cko.register(fs)
 	parallelism := fs.Int("parallelism", 1, "subtasks of every operator: sources split their partitions (Kafka) or files, keyed operators their key groups")
 	coordinator := fs.String("coordinator", "", "submit the job to the Coordinator at HOST:PORT instead of running it here")
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return 2
 	}
 	if *cpuprofile != "" {
@@ -215,7 +215,7 @@ func cmdExplain(args []string) int {
 	var src source
 	src.register(fs)
 	format := fs.String("format", "text", "text (one line per relation), json or binary (the Substrait protobuf)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return 2
 	}
 	plan, err := src.load(fs, builtin.Registry())
