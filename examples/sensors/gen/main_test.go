@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // goldenSHA256 pins the bytes of the default workload (8 sensors, 305 ticks,
@@ -218,6 +219,7 @@ func TestUsageErrors(t *testing.T) {
 		{"-n", "10", "-ticks", "10"},
 		{"-start", "2026-03-01"},
 		{"-start", "2026-03-01T08:00:00.0001Z"},
+		{"-rate", "-1"},
 		{"stray"},
 	} {
 		var o, e bytes.Buffer
@@ -227,6 +229,48 @@ func TestUsageErrors(t *testing.T) {
 		if o.Len() != 0 {
 			t.Errorf("%q: wrote output on error", args)
 		}
+	}
+}
+
+// lineTimes records when each line arrives.
+type lineTimes struct {
+	buf   bytes.Buffer
+	times []time.Time
+	calls int
+}
+
+func (l *lineTimes) Write(b []byte) (int, error) {
+	l.calls++
+	for range bytes.Count(b, []byte("\n")) {
+		l.times = append(l.times, time.Now())
+	}
+	return l.buf.Write(b)
+}
+
+func TestRate(t *testing.T) {
+	args := []string{"-sensors", "2", "-ticks", "10", "-late-sensor", "2"}
+	var lt lineTimes
+	var e bytes.Buffer
+	if code := run(append([]string{"-rate", "200"}, args...), &lt, &e); code != 0 {
+		t.Fatalf("exit %d: %s", code, e.String())
+	}
+	if want := gen(t, args...); !bytes.Equal(lt.buf.Bytes(), want) {
+		t.Fatalf("-rate changed the output:\n%s\nwant:\n%s", lt.buf.Bytes(), want)
+	}
+	if len(lt.times) != 20 || lt.calls != 20 {
+		t.Fatalf("%d lines in %d writes, want 20 in 20 (one line each)", len(lt.times), lt.calls)
+	}
+	// Line i is written no earlier than i/200 s after the first.
+	for i, at := range lt.times {
+		if d, want := at.Sub(lt.times[0]), time.Duration(i)*5*time.Millisecond; d < want {
+			t.Errorf("line %d written %s after the first, want >= %s", i, d, want)
+		}
+	}
+
+	out := filepath.Join(t.TempDir(), "paced.jsonl")
+	gen(t, append([]string{"-rate", "1000", "-out", out}, args...)...)
+	if b, err := os.ReadFile(out); err != nil || !bytes.Equal(b, gen(t, args...)) {
+		t.Fatalf("-rate -out: %v\n%s", err, b)
 	}
 }
 

@@ -4,8 +4,9 @@
 //
 // Usage:
 //
-//	verify [-in out] [-window 10000] [-lag 3000] [-sensors 8] [-ticks 305 | -n N]
-//	       [-start 2026-03-01T08:00:00Z] [-late-sensor 3] [-late-by 2]
+//	verify [-in out] [-window 10000] [-lag 3000] [-closed-only] [-allow-duplicates]
+//	       [-sensors 8] [-ticks 305 | -n N] [-start 2026-03-01T08:00:00Z]
+//	       [-late-sensor 3] [-late-by 2]
 //
 // -in is a file, or a directory in which every *.jsonl / *.json file is read,
 // recursively; files and directories whose name starts with '.' or '_' are
@@ -19,6 +20,18 @@
 // Missing windows, extra rows, duplicate (sensor, window) rows, mismatched
 // values and unparsable rows are failures. Exit status: 0 PASS, 1 FAIL,
 // 2 usage error.
+//
+// Two flags adapt the check to an unbounded job read back from an
+// at-least-once sink (examples/kafka-to-clickhouse):
+//
+//   - -closed-only expects only the windows the watermark has passed. With
+//     no end of input the watermark ends at the workload's largest event
+//     time minus -lag, so only windows whose end is at or before that are
+//     expected; the later (open) windows must be absent.
+//   - -allow-duplicates accepts a window's row more than once when every
+//     copy is identical to the first (same readings, and bit-for-bit the
+//     same avg_temp, min_temp and max_temp); they are counted and reported.
+//     A copy that differs is a failure.
 package main
 
 import (
@@ -57,7 +70,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fset.SetOutput(stderr)
 	in := fset.String("in", "out", "output to check: a file, or a directory of *.jsonl/*.json files (recursive)")
 	window := fset.Int64("window", 10000, "tumbling window size in ms (windows aligned to epoch 0)")
-	lag := fset.Int64("lag", 3000, "watermark lag in ms (informational: used only to warn when the late sensor exceeds it)")
+	lag := fset.Int64("lag", 3000, "watermark lag in ms (decides which windows are closed with -closed-only; else used only to warn when the late sensor exceeds it)")
+	closedOnly := fset.Bool("closed-only", false, "expect only the windows closed by the final watermark, largest event time minus -lag (no end of input); open windows must be absent")
+	allowDups := fset.Bool("allow-duplicates", false, "accept identical copies of a window's row (at-least-once sinks); copies that differ fail")
 	config := workload.Flags(fset)
 	if err := fset.Parse(args); err != nil {
 		return 2
@@ -80,13 +95,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "verify: %v\n", err)
 		return 2
 	}
+	if *closedOnly && c.Ticks > 0 {
+		exp.closeAt(c.TS(c.Ticks-1) - *lag)
+	}
 
 	late := "none"
 	if c.LateSensor != 0 {
 		late = fmt.Sprintf("%s by %d tick(s)", c.SensorID(c.LateSensor), c.LateBy)
 	}
-	fmt.Fprintf(stderr, "verify: workload %d sensors x %d ticks from %s, late sensor %s; window %d ms, lag %d ms; checking %s\n",
-		c.Sensors, c.Ticks, time.UnixMilli(c.StartMs).UTC().Format(time.RFC3339Nano), late, *window, *lag, *in)
+	var mode string
+	if exp.closedOnly {
+		mode += fmt.Sprintf("; closed windows only (final watermark %d = largest event time - lag)", exp.watermark)
+	}
+	if *allowDups {
+		mode += "; identical duplicates allowed"
+	}
+	fmt.Fprintf(stderr, "verify: workload %d sensors x %d ticks from %s, late sensor %s; window %d ms, lag %d ms%s; checking %s\n",
+		c.Sensors, c.Ticks, time.UnixMilli(c.StartMs).UTC().Format(time.RFC3339Nano), late, *window, *lag, mode, *in)
 	// The late sensor's reading of tick t arrives right after the on-time
 	// readings of tick t+late-by, i.e. late-by seconds behind the newest event
 	// time seen so far. Beyond the watermark lag an engine may drop it.
@@ -97,6 +122,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 
 	ch := newChecker(exp)
+	ch.allowDups = *allowDups
 	if err := ch.readPath(*in); err != nil {
 		fmt.Fprintf(stdout, "FAIL: cannot read output %s: %v\n", *in, err)
 		return 1
@@ -111,9 +137,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 // tenths of a degree, so they are exact.
 type window struct {
 	count, sum, min, max int64
+	open                 bool // not passed by the final watermark (-closed-only)
 
 	seen      bool
 	seenWhere location
+	first     row // the row seen first, which duplicates must equal
 }
 
 func (w *window) avg() float64   { return float64(w.sum) / float64(10*w.count) }
@@ -135,8 +163,12 @@ type expected struct {
 	firstWin int64
 	ids      map[string]int // sensor id -> sensor number
 	win      [][]window     // [sensor][window index - firstWin]; sensor 0 unused
-	rows     int            // windows with at least one reading
-	perSens  int            // non-empty windows per sensor (the same for all)
+	rows     int            // expected rows: closed windows with at least one reading
+	perSens  int            // expected rows per sensor (the same for all)
+
+	closedOnly bool
+	watermark  int64 // with closedOnly: windows ending after it are open
+	openRows   int   // non-empty open windows, all sensors
 }
 
 func floorDiv(a, b int64) int64 {
@@ -186,6 +218,29 @@ func expect(c workload.Config, size int64) (*expected, error) {
 	return e, nil
 }
 
+// closeAt keeps only the windows a final watermark wm has closed (end <=
+// wm, as a window fires when the watermark reaches its end) as expected
+// rows; the other non-empty windows are open and must not appear.
+func (e *expected) closeAt(wm int64) {
+	e.closedOnly, e.watermark = true, wm
+	e.perSens, e.openRows = 0, 0
+	for s := 1; s <= e.c.Sensors; s++ {
+		for i := range e.win[s] {
+			w := &e.win[s][i]
+			if w.count == 0 {
+				continue
+			}
+			if (e.firstWin+int64(i)+1)*e.size > wm {
+				w.open = true
+				e.openRows++
+			} else if s == 1 {
+				e.perSens++
+			}
+		}
+	}
+	e.rows = e.perSens * e.c.Sensors
+}
+
 // lookup returns the expected window for a row key, or nil if none is
 // expected (unknown sensor, misaligned or empty window, wrong end).
 func (e *expected) lookup(id string, start, end int64) *window {
@@ -217,12 +272,14 @@ func (r *row) keyString() string {
 }
 
 type checker struct {
-	exp   *expected
-	files []string
-	rows  int
+	exp       *expected
+	allowDups bool
+	files     []string
+	rows      int
 
-	missing, extra, dups, mismatched, invalid  []string
-	nMissing, nExtra, nDups, nMismatched, nInv int
+	missing, extra, dups, mismatched, invalid, open   []string
+	nMissing, nExtra, nDups, nMismatched, nInv, nOpen int
+	nIdentical                                        int // accepted duplicates (allowDups)
 }
 
 func newChecker(e *expected) *checker { return &checker{exp: e} }
@@ -400,14 +457,31 @@ func (ch *checker) check(b []byte, at location) {
 		})
 		return
 	}
+	if w.open {
+		add(&ch.open, &ch.nOpen, func() string {
+			return fmt.Sprintf("%s at %s: the watermark never passes its end (final watermark %d), so it must be absent; got %s",
+				key, ch.where(at), ch.exp.watermark, describe(r.count, r.avg, r.minT, r.maxT))
+		})
+		return
+	}
 	if w.seen {
+		if ch.allowDups && r == w.first {
+			ch.nIdentical++
+			return
+		}
 		add(&ch.dups, &ch.nDups, func() string {
+			if ch.allowDups {
+				f := w.first
+				return fmt.Sprintf("%s at %s: differs from the copy at %s; got %s, first %s",
+					key, ch.where(at), ch.where(w.seenWhere), describe(r.count, r.avg, r.minT, r.maxT),
+					describe(f.count, f.avg, f.minT, f.maxT))
+			}
 			return fmt.Sprintf("%s at %s: already emitted at %s (exactly-once violated); got %s",
 				key, ch.where(at), ch.where(w.seenWhere), describe(r.count, r.avg, r.minT, r.maxT))
 		})
 		return
 	}
-	w.seen, w.seenWhere = true, at
+	w.seen, w.seenWhere, w.first = true, at, r
 	var diffs []string
 	if r.count != w.count {
 		diffs = append(diffs, fmt.Sprintf("readings expected %d got %d", w.count, r.count))
@@ -443,7 +517,7 @@ func (ch *checker) report(w io.Writer, in string) bool {
 	for s := 1; s <= e.c.Sensors; s++ {
 		for i := range e.win[s] {
 			x := &e.win[s][i]
-			if x.count == 0 || x.seen {
+			if x.count == 0 || x.seen || x.open {
 				continue
 			}
 			start := (e.firstWin + int64(i)) * e.size
@@ -454,13 +528,25 @@ func (ch *checker) report(w io.Writer, in string) bool {
 		}
 	}
 	shape := fmt.Sprintf("%d sensors x %d windows", e.c.Sensors, e.perSens)
-	problems := ch.nMissing + ch.nExtra + ch.nDups + ch.nMismatched + ch.nInv
+	openCount := ""
+	if e.closedOnly {
+		shape = fmt.Sprintf("%d sensors x %d closed windows; %d open windows absent", e.c.Sensors, e.perSens, e.openRows)
+		openCount = fmt.Sprintf(", %d open", ch.nOpen)
+	}
+	if ch.allowDups {
+		shape += fmt.Sprintf("; %d identical duplicate row(s)", ch.nIdentical)
+	}
+	problems := ch.nMissing + ch.nExtra + ch.nDups + ch.nMismatched + ch.nInv + ch.nOpen
 	if problems == 0 {
 		fmt.Fprintf(w, "PASS: %d windows exact (%s)\n", e.rows, shape)
 		return true
 	}
-	fmt.Fprintf(w, "FAIL: %d problem(s): %d missing, %d extra, %d duplicate, %d mismatched, %d invalid; expected %d windows (%s), read %d row(s) from %d file(s) under %s\n",
-		problems, ch.nMissing, ch.nExtra, ch.nDups, ch.nMismatched, ch.nInv, e.rows, shape, ch.rows, len(ch.files), in)
+	dupKind := "duplicate"
+	if ch.allowDups {
+		dupKind = "differing duplicate"
+	}
+	fmt.Fprintf(w, "FAIL: %d problem(s): %d missing, %d extra, %d %s, %d mismatched, %d invalid%s; expected %d windows (%s), read %d row(s) from %d file(s) under %s\n",
+		problems, ch.nMissing, ch.nExtra, ch.nDups, dupKind, ch.nMismatched, ch.nInv, openCount, e.rows, shape, ch.rows, len(ch.files), in)
 	if len(ch.files) == 0 {
 		fmt.Fprintf(w, "  no *.jsonl / *.json files found under %s\n", in)
 	}
@@ -477,7 +563,8 @@ func (ch *checker) report(w io.Writer, in string) bool {
 		}
 	}
 	section("missing windows", ch.nMissing, ch.missing)
-	section("duplicate rows", ch.nDups, ch.dups)
+	section("open windows present", ch.nOpen, ch.open)
+	section(dupKind+" rows", ch.nDups, ch.dups)
 	section("extra rows", ch.nExtra, ch.extra)
 	section("mismatched rows", ch.nMismatched, ch.mismatched)
 	section("invalid rows", ch.nInv, ch.invalid)

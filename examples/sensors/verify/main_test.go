@@ -351,3 +351,90 @@ func TestUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// closed keeps the rows whose window the final watermark of the default
+// workload (last tick minus lag) has passed, as an unbounded job emits them.
+func closed(rows []outRow, lag int64) []outRow {
+	wm := int64(1772352000000) + 304000 - lag
+	var out []outRow
+	for _, r := range rows {
+		if r.WindowEnd <= wm {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func TestClosedOnly(t *testing.T) {
+	rows := closed(defaultRows(t), 3000)
+	if len(rows) != 240 {
+		t.Fatalf("%d closed rows, want 240", len(rows))
+	}
+	code, out, errOut := runVerify(t, "-in", writeOut(t, rows), "-closed-only")
+	if want := "PASS: 240 windows exact (8 sensors x 30 closed windows; 8 open windows absent)\n"; code != 0 || out != want {
+		t.Fatalf("code %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "closed windows only (final watermark 1772352301000 = largest event time - lag)") {
+		t.Errorf("stderr does not name the final watermark:\n%s", errOut)
+	}
+
+	// A lag of 5 s leaves [1772352290000, 1772352300000) open too.
+	code, out, _ = runVerify(t, "-in", writeOut(t, closed(defaultRows(t), 5000)), "-closed-only", "-lag", "5000")
+	if want := "PASS: 232 windows exact (8 sensors x 29 closed windows; 16 open windows absent)\n"; code != 0 || out != want {
+		t.Fatalf("-lag 5000: code %d, stdout:\n%s", code, out)
+	}
+
+	// Every window present: the open ones are failures.
+	code, out, _ = runVerify(t, "-in", writeOut(t, defaultRows(t)), "-closed-only")
+	for _, w := range []string{
+		"FAIL: 8 problem(s): 0 missing, 0 extra, 0 duplicate, 0 mismatched, 0 invalid, 8 open; expected 240 windows",
+		"open windows present (8):",
+		"sensor-03 [1772352300000, 1772352310000) at ",
+		"the watermark never passes its end (final watermark 1772352301000), so it must be absent; got readings=5 ",
+	} {
+		if code != 1 || !strings.Contains(out, w) {
+			t.Errorf("all windows: code %d, stdout lacks %q:\n%s", code, w, out)
+		}
+	}
+
+	// A closed window missing is still a failure.
+	code, out, _ = runVerify(t, "-in", writeOut(t, rows[1:]), "-closed-only")
+	if code != 1 || !strings.Contains(out, "FAIL: 1 problem(s): 1 missing, 0 extra, 0 duplicate, 0 mismatched, 0 invalid, 0 open") {
+		t.Errorf("a closed window missing: code %d, stdout:\n%s", code, out)
+	}
+}
+
+func TestAllowDuplicates(t *testing.T) {
+	rows := closed(defaultRows(t), 3000)
+	dup := append(append([]outRow{}, rows...), rows[7], rows[200], rows[7])
+	code, out, errOut := runVerify(t, "-in", writeOut(t, dup), "-closed-only", "-allow-duplicates")
+	if want := "PASS: 240 windows exact (8 sensors x 30 closed windows; 8 open windows absent; 3 identical duplicate row(s))\n"; code != 0 || out != want {
+		t.Fatalf("code %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	code, out, _ = runVerify(t, "-in", writeOut(t, defaultRows(t)), "-allow-duplicates")
+	if want := "PASS: 248 windows exact (8 sensors x 31 windows; 0 identical duplicate row(s))\n"; code != 0 || out != want {
+		t.Fatalf("no duplicates: code %d, stdout:\n%s", code, out)
+	}
+
+	// A copy that differs fails, even within the avg tolerance.
+	x := rows[7]
+	x.AvgTemp *= 1 + 1e-12
+	code, out, _ = runVerify(t, "-in", writeOut(t, append(append([]outRow{}, rows...), rows[7], x)), "-closed-only", "-allow-duplicates")
+	for _, w := range []string{
+		"FAIL: 1 problem(s): 0 missing, 0 extra, 1 differing duplicate, 0 mismatched, 0 invalid, 0 open",
+		"differing duplicate rows (1):",
+		"sensor-08 [1772352000000, 1772352010000) at ",
+		"differs from the copy at ",
+	} {
+		if code != 1 || !strings.Contains(out, w) {
+			t.Errorf("differing copy: code %d, stdout lacks %q:\n%s", code, w, out)
+		}
+	}
+
+	// An open window is a failure however many identical copies it has.
+	all := defaultRows(t)
+	code, out, _ = runVerify(t, "-in", writeOut(t, append(rows, all[len(all)-1], all[len(all)-1])), "-closed-only", "-allow-duplicates")
+	if code != 1 || !strings.Contains(out, ", 2 open;") {
+		t.Errorf("open window twice: code %d, stdout:\n%s", code, out)
+	}
+}
