@@ -217,3 +217,34 @@ SELECT k, COUNT(*) FROM t GROUP BY k`)
 		t.Fatalf("%+v", d)
 	}
 }
+
+// TestWorkerShutdownIsAFailure: a Worker that shuts down (SIGTERM) under a
+// running job reports a failure, not a finished attempt: the job restarts
+// (here without checkpoints, from the beginning) instead of ending
+// FINISHED.
+func TestWorkerShutdownIsAFailure(t *testing.T) {
+	dir := t.TempDir()
+	_, plan := streamingJob(t, dir, 100)
+	tc := startCluster(t, 2, 1, CoordinatorConfig{RestartDelay: 10 * time.Millisecond})
+	resp, err := tc.c.Submit(&SubmitRequest{Name: "stream", Plan: plan})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if d, _ := tc.c.Job(resp.Job); d.State == StateRunning {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	d, _ := tc.c.Job(resp.Job)
+	for i, w := range tc.workers {
+		if w.ID() == d.Tasks[0].Worker {
+			tc.stop[i]()
+		}
+	}
+	tc.waitLog(t, "stopped before its subtasks finished", 10*time.Second)
+	tc.waitLog(t, "job_id=1 attempt 2 running", 10*time.Second)
+	if d, _ := tc.c.Job(resp.Job); d.State != StateRunning || d.Restarts != 1 {
+		t.Fatalf("after the Worker's shutdown: %+v", d)
+	}
+}

@@ -322,6 +322,9 @@ func (w *Worker) deploy(_ context.Context, req *deployReq) (any, error) {
 	go func() {
 		defer close(a.done)
 		stats, err := engine.RunJob(ctx, job.Pipelines, cfg)
+		// Cancelled before it ended: by the Coordinator, a broken shuffle
+		// stream, or this Worker shutting down; never a finished attempt.
+		interrupted := ctx.Err() != nil
 		if err == nil && ctx.Err() == nil {
 			senders.Wait() // the last messages, end of input, reach the peers
 		}
@@ -332,6 +335,9 @@ func (w *Worker) deploy(_ context.Context, req *deployReq) (any, error) {
 			err = sendErr
 		}
 		sendMu.Unlock()
+		if err == nil && interrupted {
+			err = fmt.Errorf("worker %s stopped before its subtasks finished", w.cfg.ID)
+		}
 		stopped := a.stopped()
 		w.mu.Lock()
 		delete(w.attempts, a.ref)
