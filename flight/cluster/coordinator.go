@@ -230,6 +230,14 @@ func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 		return nil, c.send(r.attemptRef, event{kind: evDone, worker: r.Worker, err: r.Error, late: r.Late, skipped: r.Skipped})
 	})
 	handle(srv, actSubmit, func(_ context.Context, r *SubmitRequest) (any, error) { return c.Submit(r) })
+	handle(srv, actLeave, func(_ context.Context, r *registerReq) (any, error) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if w, ok := c.workers[r.ID]; ok {
+			c.loseLocked(w, "shut down")
+		}
+		return nil, nil
+	})
 	return c, nil
 }
 

@@ -32,6 +32,7 @@ func (tc *testCluster) waitLog(t *testing.T, want string, timeout time.Duration)
 func TestWorkerLostByHeartbeat(t *testing.T) {
 	tc := startCluster(t, 2, 1, CoordinatorConfig{Heartbeat: 50 * time.Millisecond})
 	start := time.Now()
+	tc.workers[1].vanish = true
 	tc.stop[1]()
 	tc.waitLog(t, "worker lost: w2 (no heartbeat for", 5*time.Second)
 	// Three beats (150 ms) after the last one, which was at most one beat

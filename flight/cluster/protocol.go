@@ -4,7 +4,7 @@
 //
 // Worker → Coordinator: register, heartbeat (with operator counters),
 // ack (a checkpoint's parts), finished (every local subtask ended), done
-// (the attempt ended, with its error).
+// (the attempt ended, with its error), leave (the Worker shuts down).
 // Coordinator → Worker: deploy, trigger, complete, cancel.
 // Client → Coordinator: submit.
 package cluster
@@ -32,6 +32,7 @@ const (
 	actComplete  = "clink.complete"
 	actCancel    = "clink.cancel"
 	actSubmit    = "clink.submit"
+	actLeave     = "clink.leave"
 )
 
 type registerReq struct {

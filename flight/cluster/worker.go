@@ -55,6 +55,8 @@ type Worker struct {
 	attempts map[attemptRef]*attempt
 	peers    map[string]flight.Client
 	beat     time.Duration
+	// vanish (tests) makes Run end without leaving, as a killed process.
+	vanish bool
 }
 
 // attempt is one deployment of a job on this Worker.
@@ -159,6 +161,13 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
+			w.stopAll()
+			if registered && !w.vanish {
+				// Leave, so that the Coordinator reschedules at once.
+				lctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				call(lctx, w.coord, actLeave, &registerReq{ID: w.cfg.ID}, nil)
+				cancel()
+			}
 			return nil
 		case <-time.After(beat):
 		}
