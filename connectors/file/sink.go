@@ -21,8 +21,19 @@ import (
 // Guarantee: exactly-once with checkpoints (TxSink, the default); with
 // 'delivery_guarantee' = 'at_least_once' rows are appended as they arrive
 // and visible once flushed.
+//
+// A table whose 'format' is 'parquet' or whose path is an object-store URL
+// (s3://, gs://, azure://) is written by the lake sink (package
+// connectors/objectstore), which only clink-lake and clink-cluster link:
+// elsewhere NewSink returns an error wrapping connectors.ErrLake.
 func (Connector) NewSink(t *connectors.Table) (engine.Sink, error) {
 	path := t.Options["path"]
+	if NeedsLake(t.Options) {
+		if connectors.LakeSink == nil {
+			return nil, fmt.Errorf("file sink '%s': %w", t.Name, connectors.ErrLake)
+		}
+		return connectors.LakeSink(t)
+	}
 	name := filepath.Join(path, fmt.Sprintf("part-%d.jsonl", t.Runtime.Subtask))
 	switch filepath.Ext(path) {
 	case ".jsonl", ".json", ".ndjson":
@@ -45,6 +56,21 @@ func (Connector) NewSink(t *connectors.Table) (engine.Sink, error) {
 		return newTxSink(name), nil
 	}
 	return &Sink{name: name}, nil
+}
+
+// NeedsLake reports whether a file sink with these options is the lake
+// sink's: Parquet, or a path with an object-store scheme.
+func NeedsLake(o connectors.Options) bool {
+	if o["format"] == "parquet" {
+		return true
+	}
+	p := strings.ToLower(o["path"])
+	for _, scheme := range []string{"s3://", "s3a://", "gs://", "azure://"} {
+		if strings.HasPrefix(p, scheme) {
+			return true
+		}
+	}
+	return false
 }
 
 // Sink writes JSON lines to a part file (append mode).

@@ -1,0 +1,213 @@
+package ostest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"testing"
+
+	"cloud.google.com/go/storage"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+	"google.golang.org/api/iterator"
+	"google.golang.org/api/option"
+)
+
+// Client reaches a store through its own SDK.
+type Client interface {
+	CreateBucket(ctx context.Context, bucket string) error
+	// List returns the keys under prefix, sorted.
+	List(ctx context.Context, bucket, prefix string) ([]string, error)
+	Get(ctx context.Context, bucket, key string) ([]byte, error)
+	Put(ctx context.Context, bucket, key string, data []byte) error
+}
+
+// MinIO starts a MinIO server (S3).
+func MinIO(t testing.TB) *Server {
+	t.Helper()
+	bin := find(t, filepath.Join("minio-"+MinIOVersion, "minio"), "minio")
+	port, console := freePort(t), freePort(t)
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	const user, password = "clinktest", "clinktest-secret"
+	cmd := exec.Command(bin, "server", "--quiet", "--address", addr, "--console-address", "127.0.0.1:"+strconv.Itoa(console), t.TempDir())
+	cmd.Env = append(os.Environ(), "MINIO_ROOT_USER="+user, "MINIO_ROOT_PASSWORD="+password, "MINIO_BROWSER=off", "MINIO_UPDATE=off")
+	start(t, "minio", cmd, "http://"+addr+"/minio/health/live", true)
+	c, err := minio.New(addr, &minio.Options{Creds: credentials.NewStaticV4(user, password, ""), BucketLookup: minio.BucketLookupPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{Scheme: "s3", Client: s3Client{c}, Options: map[string]string{
+		"s3.endpoint": "http://" + addr, "s3.path_style": "true", "s3.region": "us-east-1",
+		"s3.access_key": "env://CLINK_TEST_S3_ACCESS_KEY", "s3.secret_key": "env://CLINK_TEST_S3_SECRET_KEY",
+	}}
+	s.setEnv(t, "CLINK_TEST_S3_ACCESS_KEY", user)
+	s.setEnv(t, "CLINK_TEST_S3_SECRET_KEY", password)
+	return s
+}
+
+type s3Client struct{ c *minio.Client }
+
+func (c s3Client) CreateBucket(ctx context.Context, bucket string) error {
+	return c.c.MakeBucket(ctx, bucket, minio.MakeBucketOptions{Region: "us-east-1"})
+}
+
+func (c s3Client) List(ctx context.Context, bucket, prefix string) ([]string, error) {
+	var out []string
+	for o := range c.c.ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+		if o.Err != nil {
+			return nil, o.Err
+		}
+		out = append(out, o.Key)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func (c s3Client) Get(ctx context.Context, bucket, key string) ([]byte, error) {
+	o, err := c.c.GetObject(ctx, bucket, key, minio.GetObjectOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer o.Close()
+	return io.ReadAll(o)
+}
+
+func (c s3Client) Put(ctx context.Context, bucket, key string, data []byte) error {
+	_, err := c.c.PutObject(ctx, bucket, key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{})
+	return err
+}
+
+// FakeGCS starts fake-gcs-server (GCS's JSON API, in memory).
+func FakeGCS(t testing.TB) *Server {
+	t.Helper()
+	bin := find(t, filepath.Join("fake-gcs-server-"+FakeGCSVersion, "fake-gcs-server"), "fake-gcs-server")
+	port := freePort(t)
+	host := "127.0.0.1:" + strconv.Itoa(port)
+	cmd := exec.Command(bin, "-scheme", "http", "-host", "127.0.0.1", "-port", strconv.Itoa(port),
+		"-public-host", host, "-external-url", "http://"+host, "-backend", "memory", "-log-level", "warn")
+	start(t, "fake-gcs-server", cmd, "http://"+host+"/storage/v1/b", true)
+	endpoint := "http://" + host + "/storage/v1/"
+	c, err := storage.NewClient(context.Background(), option.WithEndpoint(endpoint), option.WithoutAuthentication(), storage.WithJSONReads())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &Server{Scheme: "gs", Client: gcsClient{c}, Options: map[string]string{"gcs.endpoint": endpoint}}
+}
+
+type gcsClient struct{ c *storage.Client }
+
+func (c gcsClient) CreateBucket(ctx context.Context, bucket string) error {
+	return c.c.Bucket(bucket).Create(ctx, "clink-test", nil)
+}
+
+func (c gcsClient) List(ctx context.Context, bucket, prefix string) ([]string, error) {
+	var out []string
+	it := c.c.Bucket(bucket).Objects(ctx, &storage.Query{Prefix: prefix})
+	for {
+		a, err := it.Next()
+		if errors.Is(err, iterator.Done) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a.Name)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func (c gcsClient) Get(ctx context.Context, bucket, key string) ([]byte, error) {
+	r, err := c.c.Bucket(bucket).Object(key).NewReader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}
+
+func (c gcsClient) Put(ctx context.Context, bucket, key string, data []byte) error {
+	w := c.c.Bucket(bucket).Object(key).NewWriter(ctx)
+	if _, err := w.Write(data); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Close()
+}
+
+// Azurite's well-known development account.
+const (
+	AzuriteAccount = "devstoreaccount1"
+	AzuriteKey     = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+)
+
+// Azurite starts Azurite's blob service.
+func Azurite(t testing.TB) *Server {
+	t.Helper()
+	bin := find(t, filepath.Join("azurite-"+AzuriteVersion, "node_modules", ".bin", "azurite-blob"), "azurite-blob")
+	port := freePort(t)
+	cmd := exec.Command(bin, "--blobHost", "127.0.0.1", "--blobPort", strconv.Itoa(port), "--location", t.TempDir(),
+		"--skipApiVersionCheck", "--loose", "--silent")
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d/%s", port, AzuriteAccount)
+	start(t, "azurite-blob", cmd, endpoint+"?comp=list", false)
+	cred, err := azblob.NewSharedKeyCredential(AzuriteAccount, AzuriteKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := azblob.NewClientWithSharedKeyCredential(endpoint+"/", cred, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{Scheme: "azure", Client: azureClient{c}, Options: map[string]string{
+		"azure.endpoint": endpoint, "azure.account": AzuriteAccount, "azure.account_key": "env://CLINK_TEST_AZURE_KEY",
+	}}
+	s.setEnv(t, "CLINK_TEST_AZURE_KEY", AzuriteKey)
+	return s
+}
+
+type azureClient struct{ c *azblob.Client }
+
+func (c azureClient) CreateBucket(ctx context.Context, bucket string) error {
+	_, err := c.c.CreateContainer(ctx, bucket, nil)
+	return err
+}
+
+func (c azureClient) List(ctx context.Context, bucket, prefix string) ([]string, error) {
+	var out []string
+	pager := c.c.NewListBlobsFlatPager(bucket, &container.ListBlobsFlatOptions{Prefix: &prefix})
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range page.Segment.BlobItems {
+			out = append(out, *it.Name)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func (c azureClient) Get(ctx context.Context, bucket, key string) ([]byte, error) {
+	r, err := c.c.DownloadStream(ctx, bucket, key, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Body.Close()
+	return io.ReadAll(r.Body)
+}
+
+func (c azureClient) Put(ctx context.Context, bucket, key string, data []byte) error {
+	_, err := c.c.UploadBuffer(ctx, bucket, key, data, nil)
+	return err
+}
