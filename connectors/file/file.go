@@ -54,7 +54,7 @@ var objectStoreOptions = []connectors.Option{
 	{Name: "gcs.endpoint", Type: connectors.String, Description: "GCS: the JSON API endpoint of an emulator or proxy (default Google's); with it and no credentials file, requests are anonymous", Example: "http://127.0.0.1:4443/storage/v1/"},
 	{Name: "gcs.credentials_file", Type: connectors.String, Description: "GCS: a service-account JSON key file; default the application default credentials (GOOGLE_APPLICATION_CREDENTIALS, gcloud, the metadata server)", Example: "/etc/clink/gcs-key.json"},
 	{Name: "azure.account", Type: connectors.String, Description: "Azure Blob: the storage account (default AZURE_STORAGE_ACCOUNT)", Example: "mylake"},
-	{Name: "azure.account_key", Type: connectors.String, Secret: true, Description: "Azure Blob: the account's shared key; give it as `env://VAR` (a literal value is stored in the plan). Default AZURE_STORAGE_KEY. Never logged", Example: "env://AZURE_STORAGE_KEY"},
+	{Name: "azure.secret_key", Type: connectors.String, Secret: true, Description: "Azure Blob: the storage account's shared key (its access key); give it as `env://VAR` (a literal value is stored in the plan). Default AZURE_STORAGE_KEY. Never logged", Example: "env://AZURE_STORAGE_KEY"},
 	{Name: "azure.endpoint", Type: connectors.String, Description: "Azure Blob: the blob service URL, e.g. an Azurite emulator's (http://host:port/<account>); default https://<account>.blob.core.windows.net", Example: "http://127.0.0.1:10000/devstoreaccount1"},
 }
 

@@ -32,7 +32,7 @@ func newAzure(o connectors.Options, containerName string) (bucket, error) {
 	if account == "" {
 		account = os.Getenv("AZURE_STORAGE_ACCOUNT")
 	}
-	key, err := secret(o, "azure.account_key")
+	key, err := secret(o, "azure.secret_key")
 	if err != nil {
 		return nil, err
 	}
@@ -52,12 +52,12 @@ func newAzure(o connectors.Options, containerName string) (bucket, error) {
 	var c *azblob.Client
 	if key != "" {
 		if account == "" {
-			return nil, &connectors.OptionError{Key: "azure.account", Msg: "option 'azure.account_key' needs 'azure.account'"}
+			return nil, &connectors.OptionError{Key: "azure.account", Msg: "option 'azure.secret_key' needs 'azure.account'"}
 		}
 		cred, err := azblob.NewSharedKeyCredential(account, key)
 		if err != nil {
 			// The error would quote the key: say only what is wrong.
-			return nil, &connectors.OptionError{Key: "azure.account_key", Msg: "option 'azure.account_key' is not a base64 account key"}
+			return nil, &connectors.OptionError{Key: "azure.secret_key", Msg: "option 'azure.secret_key' is not a base64 account key"}
 		}
 		c, err = azblob.NewClientWithSharedKeyCredential(endpoint, cred, nil)
 		if err != nil {

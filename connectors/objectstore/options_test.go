@@ -74,8 +74,8 @@ func TestSecretsNotInErrors(t *testing.T) {
 		return &connectors.Table{Name: "t", Schema: testSchema, Options: o, Runtime: connectors.Runtime{Mem: memory.DefaultAllocator}}
 	}
 	for _, o := range []connectors.Options{
-		{"path": "azure://c/p", "azure.account": "acct", "azure.account_key": "env://CLINK_TEST_BAD_KEY"},
-		{"path": "azure://c/p", "azure.account": "acct", "azure.account_key": "not-base64-secret!"},
+		{"path": "azure://c/p", "azure.account": "acct", "azure.secret_key": "env://CLINK_TEST_BAD_KEY"},
+		{"path": "azure://c/p", "azure.account": "acct", "azure.secret_key": "not-base64-secret!"},
 		{"path": "s3://b/p", "s3.access_key": "AKIDSECRET", "s3.secret_key": "env://CLINK_TEST_UNSET_VAR"},
 		{"path": "s3://b/p", "s3.secret_key": "not-base64-secret!"},
 	} {

@@ -169,7 +169,7 @@ func Azurite(t testing.TB) *Server {
 		t.Fatal(err)
 	}
 	s := &Server{Scheme: "azure", Client: azureClient{c}, Options: map[string]string{
-		"azure.endpoint": endpoint, "azure.account": AzuriteAccount, "azure.account_key": "env://CLINK_TEST_AZURE_KEY",
+		"azure.endpoint": endpoint, "azure.account": AzuriteAccount, "azure.secret_key": "env://CLINK_TEST_AZURE_KEY",
 	}}
 	s.setEnv(t, "CLINK_TEST_AZURE_KEY", AzuriteKey)
 	return s
