@@ -8,6 +8,7 @@ import (
 	"github.com/clink-dev/clink/connectors/clickhouse"
 	"github.com/clink-dev/clink/connectors/file"
 	"github.com/clink-dev/clink/connectors/kafka"
+	"github.com/clink-dev/clink/connectors/postgres"
 	"github.com/clink-dev/clink/connectors/print"
 )
 
@@ -25,6 +26,7 @@ func Register(r *connectors.Registry) {
 	r.Register(clickhouse.Connector{})
 	r.Register(file.Connector{})
 	r.Register(kafka.Connector{})
+	r.Register(postgres.Connector{})
 	r.Register(print.Connector{})
 	// Flink's names for the same connectors.
 	r.Alias("filesystem", "file")
