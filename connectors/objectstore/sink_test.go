@@ -1,8 +1,17 @@
 package objectstore
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"sort"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/clink-dev/clink/vector"
 
 	"github.com/clink-dev/clink/checkpoint"
 )
@@ -13,6 +22,58 @@ func testStore(t *testing.T, newTarget func(t *testing.T) *target) {
 	t.Run("exactly once across a crash", func(t *testing.T) { testCrash(t, newTarget(t)) })
 	t.Run("restore at a lower parallelism", func(t *testing.T) { testRescale(t, newTarget(t)) })
 	t.Run("at least once", func(t *testing.T) { testAtLeastOnce(t, newTarget(t)) })
+	t.Run("large file", func(t *testing.T) { testLarge(t, newTarget(t)) })
+}
+
+// testLarge writes one file of about 20 MB, which takes
+// the stores' big-object paths: S3 multipart upload, GCS resumable
+// upload, Azure blocks.
+func testLarge(t *testing.T, tg *target) {
+	store, err := checkpoint.NewStore(t.TempDir(), checkpoint.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := tg.txSink(t, 0, 1)
+	defer s.Close()
+	rng := rand.New(rand.NewPCG(1, 2))
+	mem := memory.DefaultAllocator
+	var rows []string
+	for range 32 {
+		b := array.NewRecordBuilder(mem, testSchema)
+		for range 1024 {
+			id := make([]byte, 1024)
+			for i := range id {
+				id[i] = byte('a' + rng.IntN(26))
+			}
+			n := rng.Int64()
+			b.Field(0).(*array.StringBuilder).Append(string(id))
+			b.Field(1).(*array.Int64Builder).Append(n)
+			b.Field(2).AppendNull()
+			rows = append(rows, fmt.Sprintf("%s|%d|null", id, n))
+		}
+		if err := s.Write(vector.New(b.NewRecordBatch())); err != nil {
+			t.Fatal(err)
+		}
+		b.Release()
+	}
+	if err := s.PreCommit(); err != nil {
+		t.Fatal(err)
+	}
+	snapshotTo(t, store, 1, true, s)
+	if err := s.Commit(1); err != nil {
+		t.Fatal(err)
+	}
+	keys := tg.list(t, tg.pub)
+	if len(keys) != 1 {
+		t.Fatalf("published %v, want one file", keys)
+	}
+	if n := len(tg.get(t, keys[0])); n < 17<<20 {
+		t.Fatalf("the file has %d bytes, want over 17 MB", n)
+	}
+	sort.Strings(rows)
+	if got := tg.published(t); !equal(got, rows) {
+		t.Fatalf("read back %d rows, want %d", len(got), len(rows))
+	}
 }
 
 // testCrash: checkpoints commit, then a crash comes between a completed
@@ -183,3 +244,24 @@ func testAtLeastOnce(t *testing.T, tg *target) {
 }
 
 func TestLocal(t *testing.T) { testStore(t, localTarget) }
+
+// TestRollByTime: a file open longer than rolling_interval_ms is closed
+// (and, at least once, published) at the next row.
+func TestRollByTime(t *testing.T) {
+	tg := localTarget(t)
+	s, err := NewSink(tg.table(0, 1, "delivery_guarantee", "at_least_once", "rolling_interval_ms", "50"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	write(t, s, 0, 10)
+	time.Sleep(60 * time.Millisecond)
+	write(t, s, 10, 20) // rolls: the file was open 60 ms
+	if got := tg.published(t); !equal(got, want(0, 20)) {
+		t.Fatalf("after the roll by time: %v", got)
+	}
+	write(t, s, 20, 30) // a new file, open
+	if n := len(tg.list(t, tg.pub)); n != 1 {
+		t.Fatalf("%d files published, want 1", n)
+	}
+}
