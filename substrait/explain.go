@@ -2,6 +2,7 @@ package substrait
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -111,6 +112,8 @@ func optString(opts map[string]string) string {
 		v := opts[k]
 		if secretOption(k) && !strings.HasPrefix(v, "env://") {
 			v = "******"
+		} else {
+			v = redactURL(v)
 		}
 		parts = append(parts, k+"="+strconv.Quote(v))
 	}
@@ -243,5 +246,18 @@ func secretOption(k string) bool {
 			return true
 		}
 	}
-	return false
+	// An account key (azure.key, account_key), not an access key id.
+	return k == "key" || strings.HasSuffix(k, ".key") || strings.HasSuffix(k, "account_key")
+}
+
+var (
+	urlPassword = regexp.MustCompile(`(://[^/:@\s]*:)[^@/\s]*@`)
+	kvPassword  = regexp.MustCompile(`(?i)\b(password\s*=\s*)('[^']*'|\S+)`)
+)
+
+// redactURL hides the password of a connection string (a URL's
+// user:password@, or a key=value password=...) in any option.
+func redactURL(v string) string {
+	v = urlPassword.ReplaceAllString(v, "${1}******@")
+	return kvPassword.ReplaceAllString(v, "${1}******")
 }
