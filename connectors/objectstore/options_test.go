@@ -1,6 +1,8 @@
 package objectstore
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -69,6 +71,10 @@ func TestStagingLocation(t *testing.T) {
 // Secrets never appear in errors: not a literal, not a variable's value.
 func TestSecretsNotInErrors(t *testing.T) {
 	t.Setenv("CLINK_TEST_BAD_KEY", "not-base64-secret!")
+	keyFile := filepath.Join(t.TempDir(), "key.json")
+	if err := os.WriteFile(keyFile, []byte(`{"type": "service_account", "private_key": "not-a-key-secret!"`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	table := func(o connectors.Options) *connectors.Table {
 		o["format"], o["connector"] = "parquet", "filesystem"
 		return &connectors.Table{Name: "t", Schema: testSchema, Options: o, Runtime: connectors.Runtime{Mem: memory.DefaultAllocator}}
@@ -78,6 +84,7 @@ func TestSecretsNotInErrors(t *testing.T) {
 		{"path": "azure://c/p", "azure.account": "acct", "azure.secret_key": "not-base64-secret!"},
 		{"path": "s3://b/p", "s3.access_key": "AKIDSECRET", "s3.secret_key": "env://CLINK_TEST_UNSET_VAR"},
 		{"path": "s3://b/p", "s3.secret_key": "not-base64-secret!"},
+		{"path": "gs://b/p", "gcs.credentials_file": keyFile},
 	} {
 		_, err := NewSink(table(o))
 		if err == nil {
