@@ -53,6 +53,9 @@ else
   echo "azurite $AZURITE_VERSION: installed in $dir"
 fi
 
-"$cache/minio-$MINIO_VERSION/minio" --version | head -1
-"$cache/fake-gcs-server-$FAKE_GCS_VERSION/fake-gcs-server" -help 2>&1 | head -1 || true
-echo "azurite-blob $("$dir/node_modules/.bin/azurite-blob" --version)"
+# Each binary runs: a broken install fails here, not in the tests.
+"$cache/minio-$MINIO_VERSION/minio" --version >/dev/null
+echo "minio $MINIO_VERSION: $cache/minio-$MINIO_VERSION/minio"
+"$cache/fake-gcs-server-$FAKE_GCS_VERSION/fake-gcs-server" -help >/dev/null 2>&1 || [ $? = 2 ]
+echo "fake-gcs-server $FAKE_GCS_VERSION: $cache/fake-gcs-server-$FAKE_GCS_VERSION/fake-gcs-server"
+echo "azurite-blob $("$dir/node_modules/.bin/azurite-blob" --version): $dir/node_modules/.bin/azurite-blob"
