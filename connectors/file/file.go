@@ -17,7 +17,7 @@ var spec = &connectors.Spec{
 	Source:      true,
 	Sink:        true,
 	Options: append(append(sourceOptions(),
-		connectors.Option{Name: "path", Type: connectors.String, Required: true, Description: "source: a file or a directory of files; sink: a file when the path ends in .jsonl, .json or .ndjson, else a directory that receives part files (part-<subtask>.jsonl); with 'format' = 'parquet' a directory or an object-store prefix: s3://bucket/prefix, gs://bucket/prefix, azure://container/prefix", Example: "s3://lake/sensor_windows"},
+		connectors.Option{Name: "path", Type: connectors.String, Required: true, Description: "source: a file or a directory of files; sink: a file when the path ends in .jsonl, .json or .ndjson, else a directory that receives part files (part-<subtask>.jsonl); with 'format' = 'parquet' a directory or an object-store prefix: s3://bucket/prefix, gs://bucket/prefix, azure://container/prefix", Example: "data/readings.jsonl"},
 		connectors.Option{Name: "mode", Type: connectors.Enum, Values: []string{"append", "upsert"}, Default: "append", Description: "sink: 'append' writes every row; 'upsert' applies a changelog by primary_key and writes the resulting table at each flush (JSON only)", Example: "upsert"},
 		connectors.Option{Name: "primary_key", Type: connectors.String, Description: "sink, upsert mode: comma-separated key columns (or PRIMARY KEY (...) NOT ENFORCED in CREATE TABLE)", Example: "sensor_id"},
 		connectors.DeliveryGuaranteeOption,

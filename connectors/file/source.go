@@ -21,6 +21,9 @@ import (
 
 // NewSource opens the table's path for reading.
 func (Connector) NewSource(t *connectors.Table) (engine.Source, error) {
+	if f := t.Options["format"]; f != "" && f != "json" {
+		return nil, &connectors.OptionError{Key: "format", Msg: fmt.Sprintf("file source '%s': format '%s' is not readable yet (only 'json'; 'parquet' is a sink format)", t.Name, f)}
+	}
 	path := t.Options["path"]
 	files, err := listFiles(path)
 	if err != nil {
