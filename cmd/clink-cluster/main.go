@@ -24,7 +24,8 @@ import (
 	"time"
 
 	"github.com/clink-dev/clink/connectors/builtin"
-	// Workers run the lake connectors too (Parquet, object stores).
+	// Workers run the lake connectors too (Parquet, object stores, Iceberg).
+	_ "github.com/clink-dev/clink/connectors/iceberg"
 	_ "github.com/clink-dev/clink/connectors/objectstore"
 	"github.com/clink-dev/clink/flight/cluster"
 )

@@ -7,6 +7,7 @@ import (
 	"github.com/clink-dev/clink/connectors/checkpoint"
 	"github.com/clink-dev/clink/connectors/clickhouse"
 	"github.com/clink-dev/clink/connectors/file"
+	icebergspec "github.com/clink-dev/clink/connectors/iceberg/spec"
 	"github.com/clink-dev/clink/connectors/kafka"
 	"github.com/clink-dev/clink/connectors/postgres"
 	"github.com/clink-dev/clink/connectors/print"
@@ -25,6 +26,7 @@ func Register(r *connectors.Registry) {
 	r.Register(checkpoint.Connector{})
 	r.Register(clickhouse.Connector{})
 	r.Register(file.Connector{})
+	r.Register(icebergspec.Connector{})
 	r.Register(kafka.Connector{})
 	r.Register(postgres.Connector{})
 	r.Register(print.Connector{})
