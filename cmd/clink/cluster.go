@@ -28,9 +28,10 @@ func sibling(bin, why string) (string, error) {
 	return p, nil
 }
 
-// execLake re-runs this command in clink-lake (same pid and arguments).
-func execLake() int {
-	bin, err := sibling("clink-lake", "the job needs the lake connectors, which run in the separate binary clink-lake")
+// execLake re-runs this command in clink-lake or clink-iceberg (same pid
+// and arguments).
+func execLake(name string) int {
+	bin, err := sibling(name, "the job needs the lake connectors, which run in the separate binary "+name)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 1

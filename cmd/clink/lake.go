@@ -1,12 +1,9 @@
-//go:build lake
+//go:build lake && !iceberg
 
 package main
 
-// This build is clink-lake: clink with the lake connectors linked
-// (`go build -tags lake`).
-import (
-	_ "github.com/clink-dev/clink/connectors/iceberg"
-	_ "github.com/clink-dev/clink/connectors/objectstore"
-)
+// This build is clink-lake: clink with the Parquet and object-store sinks
+// linked (`go build -tags lake`).
+import _ "github.com/clink-dev/clink/connectors/objectstore"
 
-const lakeLinked = true
+const lakeLinked, icebergLinked = true, false

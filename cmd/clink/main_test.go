@@ -47,6 +47,11 @@ func build(t *testing.T) string {
 			buildErr = fmt.Errorf("go build clink-lake: %v\n%s", err, out)
 			return
 		}
+		out, err = exec.Command("go", "build", "-tags", "iceberg", "-o", filepath.Join(dir, "clink-iceberg"), ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build clink-iceberg: %v\n%s", err, out)
+			return
+		}
 		// clink coordinator|worker and run --coordinator run clink-cluster.
 		out, err = exec.Command("go", "build", "-o", filepath.Join(dir, "clink-cluster"), "../clink-cluster").CombinedOutput()
 		if err != nil {

@@ -1,7 +1,7 @@
-//go:build !lake
+//go:build !lake && !iceberg
 
 package main
 
-// lakeLinked: this build does not link the lake connectors; a job that
-// needs them re-runs in clink-lake.
-const lakeLinked = false
+// This build links no lake connector; a job that needs them re-runs in
+// clink-lake or clink-iceberg.
+const lakeLinked, icebergLinked = false, false

@@ -131,9 +131,12 @@ func cmdRun(args []string) int {
 		return submit(ctx, *coordinator, plan, cko.job, set, *parallelism, &cko)
 	}
 	stats, err := executeWith(ctx, plan, reg, connectors.Runtime{BatchSize: *batch, Linger: *linger, Stdout: os.Stdout, Stderr: os.Stderr, Parallelism: *parallelism}, &cko)
+	// Nothing ran: planning opens the sinks before any row.
+	if errors.Is(err, connectors.ErrIceberg) && !icebergLinked {
+		return execLake("clink-iceberg")
+	}
 	if errors.Is(err, connectors.ErrLake) && !lakeLinked {
-		// Nothing ran: planning opens the sinks before any row.
-		return execLake()
+		return execLake("clink-lake")
 	}
 	if err != nil && !(errors.Is(err, context.Canceled) && ctx.Err() != nil) {
 		fmt.Fprintln(os.Stderr, "error:", err)

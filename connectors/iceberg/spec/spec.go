@@ -66,10 +66,11 @@ var spec = &connectors.Spec{
 func (Connector) Spec() *connectors.Spec { return spec }
 
 // NewSink opens the table's sink where package connectors/iceberg is
-// linked; elsewhere it returns an error wrapping connectors.ErrLake.
+// linked; elsewhere it returns an error wrapping connectors.ErrIceberg
+// (which wraps connectors.ErrLake).
 func (Connector) NewSink(t *connectors.Table) (engine.Sink, error) {
 	if NewSink == nil {
-		return nil, fmt.Errorf("iceberg sink '%s': %w", t.Name, connectors.ErrLake)
+		return nil, fmt.Errorf("iceberg sink '%s': %w", t.Name, connectors.ErrIceberg)
 	}
 	return NewSink(t)
 }
