@@ -12,6 +12,7 @@ build:
 	$(GO) build -o $(BIN)/clink-export ./cmd/clink-export
 	$(GO) build -o $(BIN)/clink-cluster ./cmd/clink-cluster
 	$(GO) build -tags lake -ldflags "$(LDFLAGS)" -o $(BIN)/clink-lake ./cmd/clink
+	$(GO) build -tags iceberg -ldflags "$(LDFLAGS)" -o $(BIN)/clink-iceberg ./cmd/clink
 
 # The sensor pipeline, embedded: generate, run, verify (prints PASS).
 demo: build
