@@ -9,6 +9,7 @@ import (
 	"github.com/clink-dev/clink/connectors/file"
 	icebergspec "github.com/clink-dev/clink/connectors/iceberg/spec"
 	"github.com/clink-dev/clink/connectors/kafka"
+	"github.com/clink-dev/clink/connectors/nexmark"
 	"github.com/clink-dev/clink/connectors/postgres"
 	"github.com/clink-dev/clink/connectors/print"
 )
@@ -28,6 +29,7 @@ func Register(r *connectors.Registry) {
 	r.Register(file.Connector{})
 	r.Register(icebergspec.Connector{})
 	r.Register(kafka.Connector{})
+	r.Register(nexmark.Connector{})
 	r.Register(postgres.Connector{})
 	r.Register(print.Connector{})
 	// Flink's names for the same connectors.

@@ -1,0 +1,6 @@
+-- Nexmark q2, selection: the bids on some auctions. As Flink's.
+CREATE TABLE nexmark_q2 (auction BIGINT, price BIGINT)
+WITH ('connector' = 'blackhole');
+
+INSERT INTO nexmark_q2
+SELECT auction, price FROM bid WHERE MOD(auction, 123) = 0;
