@@ -55,9 +55,12 @@ type Option struct {
 type Spec struct {
 	Name        string
 	Description string
-	Source      bool
-	Sink        bool
-	Options     []Option
+	// Guarantee states what the connector delivers under checkpoints (the
+	// sink's delivery guarantee, the source's replay), for its page.
+	Guarantee string
+	Source    bool
+	Sink      bool
+	Options   []Option
 }
 
 // OptionError is a problem with one option; the planner attaches the

@@ -14,6 +14,7 @@ type Connector struct{}
 var spec = &connectors.Spec{
 	Name:        "blackhole",
 	Description: "Discards every row (counting them). For benchmarks and for jobs run only for their side effects.",
+	Guarantee:   "Sink: discards every row, so there is nothing to deliver; `delivery_guarantee = 'exactly_once'` is refused.",
 	Sink:        true,
 	Options:     append([]connectors.Option{}, connectors.CommonSinkOptions...),
 }

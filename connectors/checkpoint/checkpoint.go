@@ -29,7 +29,8 @@ var spec = &connectors.Spec{
 	Description: "The state rows of a checkpoint, read once (bounded): one row per state entry, every part of the selected operators in order (operator, subtask, file order). " +
 		"Columns are matched by name: the fixed columns slot, key_group, key, window_start, window_end, the value columns of the parts, and `operator` (STRING) and `subtask` (INT) naming the part. " +
 		"A column that a part lacks is null in its rows. `clink state-query` declares the table for you.",
-	Source: true,
+	Guarantee: "Source (bounded): reads the state of one completed checkpoint; reading it again gives the same rows.",
+	Source:    true,
 	Options: append(append([]connectors.Option{}, connectors.CommonSourceOptions...),
 		connectors.Option{Name: "path", Type: connectors.String, Required: true, Description: "a checkpoint directory (the newest complete checkpoint in it, or 'id') or one chk-<id> directory", Example: "/data/chk"},
 		connectors.Option{Name: "id", Type: connectors.Int, Description: "the checkpoint id to read in a checkpoint directory; default the newest complete one", Example: "42"},

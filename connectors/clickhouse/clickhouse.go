@@ -38,7 +38,8 @@ var spec = &connectors.Spec{
 	Name: "clickhouse",
 	Description: "Inserts rows into a ClickHouse table over its HTTP interface (`INSERT ... FORMAT JSONEachRow`, batched), at least once: buffered rows go out at every checkpoint. " +
 		"Each value is written in the form its ClickHouse column's type accepts (TIMESTAMP into DateTime as epoch seconds, BOOLEAN into UInt8 as 0/1, ...). Changelogs are refused. See docs/clickhouse.md.",
-	Sink: true,
+	Guarantee: "Sink: **at-least-once**: batches are flushed at every checkpoint, and after a restore the rows since the last checkpoint are inserted again (a ReplacingMergeTree ordered by the key collapses the copies); `delivery_guarantee = 'exactly_once'` is refused at planning.",
+	Sink:      true,
 	Options: []connectors.Option{
 		{Name: "connector", Type: connectors.String, Required: true, Description: "the connector name", Example: "clickhouse"},
 		{Name: "format", Type: connectors.Enum, Values: []string{"json"}, Default: "json", Description: "rows go out as JSONEachRow", Example: "json"},

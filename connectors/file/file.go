@@ -14,6 +14,7 @@ type Connector struct{}
 var spec = &connectors.Spec{
 	Name:        "file",
 	Description: "JSON lines in local files; as a sink also typed Parquet files in a local directory or an object store (s3://, gs://, azure://; see docs/objectstore.md). As a source: one JSON-lines file, or every file in a directory (sorted by name; each file is one partition), read once (bounded). As a sink: one JSON-lines file, part files in a directory, or Parquet files published with checkpoints.",
+	Guarantee:   "Source: replayed exactly once from checkpoints (byte offset per file). Sink: **exactly-once** with checkpoints by default (rows staged per checkpoint and appended to the part files, or for `format = 'parquet'` staged objects published, when the checkpoint completes); `delivery_guarantee = 'at_least_once'` writes directly and flushes at every checkpoint; `mode = 'upsert'` is at-least-once (`exactly_once` refused).",
 	Source:      true,
 	Sink:        true,
 	Options: append(append(sourceOptions(),

@@ -50,7 +50,8 @@ var spec = &connectors.Spec{
 	Name: "postgres",
 	Description: "Writes rows into an existing PostgreSQL table: appended with binary COPY, or upserted by primary key from a changelog (INSERT ... ON CONFLICT DO UPDATE, DELETE). " +
 		"Columns and types are checked when the job starts. At least once by default; exactly once with prepared transactions (two-phase commit with checkpoints). See docs/postgres.md.",
-	Sink: true,
+	Guarantee: "Sink: **at-least-once** by default (rows flushed at every checkpoint; after a restore the rows since the last checkpoint are written again: idempotent in upsert mode); **exactly-once** with `delivery_guarantee = 'exactly_once'`: one `PREPARE TRANSACTION` per checkpoint, committed when the checkpoint completes and resolved from the checkpoint on recovery (needs `max_prepared_transactions > 0`).",
+	Sink:      true,
 	Options: []connectors.Option{
 		{Name: "connector", Type: connectors.String, Required: true, Description: "the connector name", Example: "postgres"},
 		deliveryGuarantee,

@@ -20,6 +20,7 @@ type Connector struct{}
 var spec = &connectors.Spec{
 	Name:        "print",
 	Description: "Writes each row as a JSON object on its own line to standard output (or standard error). A bare SELECT uses it.",
+	Guarantee:   "Sink: at-least-once: rows are printed as they come, and after a restore the rows since the last checkpoint print again; `delivery_guarantee = 'exactly_once'` is refused.",
 	Sink:        true,
 	Options: append(append([]connectors.Option{}, connectors.CommonSinkOptions...),
 		connectors.Option{Name: "standard_error", Type: connectors.Bool, Default: "false", Description: "print to standard error instead of standard output", Example: "true"},

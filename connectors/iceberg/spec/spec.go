@@ -35,7 +35,8 @@ var spec = &connectors.Spec{
 	Name: "iceberg",
 	Description: "Appends rows to an Apache Iceberg table as Parquet data files, one snapshot per checkpoint (exactly once: a snapshot is tagged with its checkpoint's id, so a commit redone after a crash is recognized), in a SQL catalog (SQLite or PostgreSQL) or a REST catalog, with the warehouse on a local disk or S3. " +
 		"The table is created from the Clink table's columns when missing. Changelogs are refused. Runs in clink-lake (`clink run` switches to it). See docs/iceberg.md.",
-	Sink: true,
+	Guarantee: "Sink: **exactly-once** with checkpoints: one snapshot per checkpoint and sink subtask, tagged with the checkpoint id, so a re-commit after recovery adds nothing; data files written before their checkpoint completes are invisible.",
+	Sink:      true,
 	Options: []connectors.Option{
 		{Name: "connector", Type: connectors.String, Required: true, Description: "the connector name", Example: "iceberg"},
 		deliveryGuarantee,
