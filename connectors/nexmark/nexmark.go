@@ -42,7 +42,8 @@ var spec = &connectors.Spec{
 		"auction (id, itemName, description, initialBid, reserve, dateTime, expires, seller, category, extra), " +
 		"bid (auction, bidder, price, channel, url, dateTime, extra); numbers are BIGINT, strings VARCHAR, dateTime and expires BIGINT epoch ms or TIMESTAMP(3). " +
 		"Event time advances 1/events_per_second s per event. Checkpointed: the next event of each of 128 splits (epochs of 50 events, by epoch number mod 128; a subtask owns the splits whose number mod parallelism is its index). See docs/nexmark.md.",
-	Source: true,
+	Guarantee: "Source: replayed exactly once from checkpoints (the next event of each split is state); the stream is a pure function of the seed, so a replay emits the same events.",
+	Source:    true,
 	Options: append(commonOptions(),
 		connectors.Option{Name: "table", Type: connectors.Enum, Values: []string{"person", "auction", "bid"}, Required: true, Description: "which kind of event this table holds", Example: "bid"},
 		connectors.Option{Name: "events", Type: connectors.Int, Description: "total events of the stream (all three kinds; the table holds its share of them): the table is bounded and ends after them; unbounded without it", Example: "10000000"},
