@@ -52,11 +52,11 @@ interop:
 # The Go micro-benchmarks, then the Nexmark suite via Kafka (dev broker and
 # producer in their own processes; engine and hand-written loops measured
 # in the same run), which writes bench/results/ and renders its table into
-# docs/performance.md: about 13 minutes on 2 cores in all.
+# docs/performance.md: about 11 minutes on 2 cores in all.
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./kernels/ ./connectors/formats/json/ ./connectors/nexmark/ ./bench/...
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(CLINK) ./cmd/clink
-	$(CLINK) bench nexmark --query all --events 2M --via-kafka --runs 3 --latency-seconds 15 --state-events 1500k --results bench/results --doc docs/performance.md
+	$(CLINK) bench nexmark --query all --events 2M --via-kafka --runs 3 --state-events 1500k --results bench/results --doc docs/performance.md
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=60s ./substrait/sql/
