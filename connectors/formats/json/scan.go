@@ -213,7 +213,12 @@ func hex4(line []byte, i int) rune {
 // and returns the index after its closing quote.
 func skipString(line []byte, i int) (int, *RecordError) {
 	j := i + 1
-	for j < len(line) {
+	for {
+		// Eight bytes at a time up to a quote, a backslash or a control
+		// character (skipped strings are not checked for UTF-8, as keys).
+		if j = scanKey(line, j); j >= len(line) {
+			break
+		}
 		c := line[j]
 		switch {
 		case c == '"':
