@@ -187,6 +187,9 @@ func Submit(ctx context.Context, addr, token string, req *SubmitRequest) (*Submi
 	defer cl.Close()
 	var resp SubmitResponse
 	if err := call(ctx, cl, actSubmit, req, &resp); err != nil {
+		if cflight.Unreachable(err) {
+			return nil, fmt.Errorf("cannot reach the Coordinator at %s (is `clink coordinator` running there?): %v", addr, err)
+		}
 		return nil, err
 	}
 	return &resp, nil
