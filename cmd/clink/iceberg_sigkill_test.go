@@ -129,15 +129,7 @@ FROM readings GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor_id;
 	t.Logf("workload produced (%s)", time.Since(began).Round(time.Millisecond))
 	cmd := start(2)
 	defer cmd.Process.Kill()
-	var report string
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(250 * time.Millisecond) {
-		readBack()
-		o, err := exec.Command(verify, vargs...).Output()
-		report = string(o)
-		if err == nil || time.Now().After(deadline) {
-			break
-		}
-	}
+	report := verifyUntilPass(verify, vargs, func() { readBack() }, 60*time.Second)
 	cmd.Process.Kill()
 	cmd.Wait()
 	if !strings.HasPrefix(report, "PASS") {

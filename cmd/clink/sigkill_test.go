@@ -245,3 +245,16 @@ func buildTool(t *testing.T, pkg string) string {
 	}
 	return out
 }
+
+// verifyUntilPass reads the target back (readBack writes the file vargs
+// name) and runs the verifier until it passes or timeout; it returns the
+// verifier's last report.
+func verifyUntilPass(verify string, vargs []string, readBack func(), timeout time.Duration) string {
+	for deadline := time.Now().Add(timeout); ; time.Sleep(250 * time.Millisecond) {
+		readBack()
+		o, err := exec.Command(verify, vargs...).Output()
+		if err == nil || time.Now().After(deadline) {
+			return string(o)
+		}
+	}
+}
