@@ -305,6 +305,7 @@ func newCheckpointer(cfg CheckpointConfig, pipes []*Pipeline) (*checkpointer, er
 		ck.comps = append(ck.comps, c)
 		return c
 	}
+	sources := map[CheckpointedSource]*component{}
 	var visit func(n *Node) error
 	visit = func(n *Node) error {
 		nc := &nodeComps{}
@@ -314,9 +315,14 @@ func newCheckpointer(cfg CheckpointConfig, pipes []*Pipeline) (*checkpointer, er
 			if !ok {
 				return fmt.Errorf("checkpoints are not supported for source %s yet", sourceName(n))
 			}
-			nc.source = newComp(sourceName(n), src)
-			nc.source.src = src
-			nc.source.barriers = NewBarriers()
+			if c := sources[src]; c != nil {
+				nc.source = c // one table read by several nodes: one source
+			} else {
+				nc.source = newComp(sourceName(n), src)
+				nc.source.src = src
+				nc.source.barriers = NewBarriers()
+				sources[src] = nc.source
+			}
 		}
 		if n.Binary != nil {
 			name := strings.ToLower(strings.TrimPrefix(fmt.Sprintf("%T", n.Binary), "*op."))

@@ -245,11 +245,22 @@ func (s *memSink) RestoreState(r *Restore) error {
 
 // ckJob is a union of two generators into a tumbling count per key.
 func ckJob(t *testing.T, db *published, run string, delay time.Duration) (*Pipeline, *memSink) {
+	return ckUnion(t, db, run, &genSource{n: 1500, base: 0, seed: 1, delay: delay}, &genSource{n: 1100, base: 10, seed: 2, delay: delay})
+}
+
+// ckSelfJob is a union of one generator with itself (one source read by
+// two nodes) into a tumbling count per key.
+func ckSelfJob(t *testing.T, db *published, run string, delay time.Duration) (*Pipeline, *memSink) {
+	g := &genSource{n: 1500, base: 0, seed: 1, delay: delay}
+	return ckUnion(t, db, run, g, g)
+}
+
+func ckUnion(t *testing.T, db *published, run string, a, b Source) (*Pipeline, *memSink) {
 	t.Helper()
 	u := &Node{Binary: op.Union{}, Names: []string{"union"},
 		Inputs: []*Node{
-			{Source: &genSource{n: 1500, base: 0, seed: 1, delay: delay}, SourceName: "a"},
-			{Source: &genSource{n: 1100, base: 10, seed: 2, delay: delay}, SourceName: "b"},
+			{Source: a, SourceName: "a"},
+			{Source: b, SourceName: "b"},
 		}}
 	agg, err := kernels.NewWindowAgg(kernels.WindowAggConfig{Input: genSchema, TimeCol: 1, Keys: []int{0},
 		Window: kernels.WindowSpec{Kind: kernels.WindowTumble, Size: 100},
@@ -268,6 +279,17 @@ func ckJob(t *testing.T, db *published, run string, delay time.Duration) (*Pipel
 // checkpoint each time, and compares the committed output with an
 // uninterrupted run: same rows, each once.
 func TestCheckpointRestoreExactlyOnce(t *testing.T) {
+	checkRestoreExactlyOnce(t, ckJob)
+}
+
+// TestCheckpointRestoreSharedSource is the same with one source read by
+// both inputs of the union: it runs once, checkpoints once, and both
+// inputs receive every row (each count is doubled).
+func TestCheckpointRestoreSharedSource(t *testing.T) {
+	checkRestoreExactlyOnce(t, ckSelfJob)
+}
+
+func checkRestoreExactlyOnce(t *testing.T, ckJob func(t *testing.T, db *published, run string, delay time.Duration) (*Pipeline, *memSink)) {
 	want := &published{txns: map[string]bool{}}
 	p, _ := ckJob(t, want, "ref", 0)
 	store0, _ := checkpoint.NewStore(t.TempDir(), checkpoint.Options{})

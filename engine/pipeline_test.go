@@ -3,12 +3,15 @@ package engine
 import (
 	"context"
 	"errors"
+	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/clink-dev/clink/kernels/op"
 	"github.com/clink-dev/clink/vector"
 )
 
@@ -123,4 +126,43 @@ func TestPipelineOperatorErrorStopsSource(t *testing.T) {
 	if _, err := p.Run(context.Background()); err == nil || err.Error() != "op failed" {
 		t.Fatalf("got %v", err)
 	}
+}
+
+// TestPipelineSharedSource: one source read by both inputs of a union runs
+// once; each input receives every batch and watermark, and every batch
+// reference is released.
+func TestPipelineSharedSource(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	src := &countingSource{sliceSource: sliceSource{mem: mem, vals: [][]int64{{1, 2}, {3}, {4, 5, 6}}, wms: []int64{2, 3, 6}}}
+	left, right := &recorder{}, &recorder{}
+	sink := &countSink{}
+	p := &Pipeline{Root: &Node{Binary: op.Union{}, Inputs: []*Node{
+		{Source: src, Ops: []Operator{left}},
+		{Source: src, Ops: []Operator{right}},
+	}}, Sink: sink}
+	if _, err := p.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if src.runs.Load() != 1 {
+		t.Fatalf("the shared source ran %d times", src.runs.Load())
+	}
+	if left.rows != 6 || right.rows != 6 || sink.rows != 12 {
+		t.Fatalf("rows: left %d, right %d, sink %d", left.rows, right.rows, sink.rows)
+	}
+	for _, r := range []*recorder{left, right} {
+		if !slices.Equal(r.wms, []int64{2, 3, 6, MaxWatermark}) || !r.fin {
+			t.Fatalf("watermarks %v, finished %v", r.wms, r.fin)
+		}
+	}
+}
+
+type countingSource struct {
+	sliceSource
+	runs atomic.Int32
+}
+
+func (s *countingSource) Run(ctx context.Context, emit func(Message) error) error {
+	s.runs.Add(1)
+	return s.sliceSource.Run(ctx, emit)
 }

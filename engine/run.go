@@ -166,6 +166,25 @@ func newRunner(ctx context.Context, p *Pipeline, ck *checkpointer, pi int) *runn
 	r := &runner{ctx: ctx, depth: depth, p: p, ck: ck, pi: pi}
 	r.ctx2, r.cancel = context.WithCancel(ctx)
 	r.sinkStats = &OpStats{Name: "sink", Watermark: MinWatermark}
+	count := map[Source]int{}
+	var walk func(n *Node)
+	walk = func(n *Node) {
+		if n.Binary == nil && n.Source != nil {
+			count[n.Source]++
+		}
+		for _, in := range n.Inputs {
+			walk(in)
+		}
+	}
+	walk(p.root())
+	for src, k := range count {
+		if k > 1 {
+			if r.shared == nil {
+				r.shared = map[Source]*fanout{}
+			}
+			r.shared[src] = &fanout{readers: k}
+		}
+	}
 	return r
 }
 
@@ -216,6 +235,7 @@ func (r *runner) run() (bool, error) {
 // discards a two-phase sink's open transaction.
 func (r *runner) close(ended, abort bool) (*Stats, error) {
 	var runErr error
+	reported := map[any]bool{}
 	for _, n := range r.nodes {
 		for i, op := range n.node.Ops {
 			if rep, ok := op.(StatsReporter); ok {
@@ -227,8 +247,11 @@ func (r *runner) close(ended, abort bool) (*Stats, error) {
 				}
 			}
 		}
-		if rep, ok := n.head().(StatsReporter); ok {
+		if rep, ok := n.head().(StatsReporter); ok && !reported[n.head()] {
 			n.stats[0].Extra = rep.Stats()
+			if n.node.Binary == nil {
+				reported[n.head()] = true // a shared source counts once
+			}
 		}
 		if c, ok := n.node.Binary.(Closer); ok {
 			if err := c.Close(); err != nil && runErr == nil {
@@ -271,6 +294,7 @@ type runner struct {
 	mu        sync.Mutex
 	errs      []error
 	nodes     []*nodeRun
+	shared    map[Source]*fanout // sources read by several nodes
 }
 
 func (r *runner) fail(err error) {
@@ -353,12 +377,61 @@ func (r *runner) send(ch chan<- Message, m Message) error {
 	}
 }
 
-// startSource runs a source in its own goroutine; the returned channel
+// broadcast sends m to every channel: each receives its own Batch (sharing
+// the immutable columns, with a reference each).
+func (r *runner) broadcast(chs []chan Message, m Message) error {
+	for i, ch := range chs[:len(chs)-1] {
+		c := m
+		if m.Batch != nil {
+			b := *m.Batch
+			b.Rec.Retain()
+			c.Batch = &b
+		}
+		if err := r.send(ch, c); err != nil {
+			if m.Batch != nil {
+				for range chs[i+1:] {
+					m.Batch.Rec.Release()
+				}
+			}
+			return err
+		}
+	}
+	return r.send(chs[len(chs)-1], m)
+}
+
+// sourceInput is the channel a source node reads. A source shared by
+// several nodes (one table read by several references of a query) runs
+// once: the first node to ask starts it, and every sharing node receives
+// every message.
+func (r *runner) sourceInput(src Source, comp *component) <-chan Message {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f := r.shared[src]
+	if f == nil {
+		return r.startSource(src, comp, []chan Message{make(chan Message, r.depth)})[0]
+	}
+	if f.chans == nil {
+		f.chans = make([]chan Message, f.readers)
+		for i := range f.chans {
+			f.chans[i] = make(chan Message, r.depth)
+		}
+		r.startSource(src, comp, f.chans)
+	}
+	f.next++
+	return f.chans[f.next-1]
+}
+
+// fanout is a source shared by several nodes of the pipeline.
+type fanout struct {
+	readers, next int
+	chans         []chan Message
+}
+
+// startSource runs a source in its own goroutine; each of the channels
 // carries its messages, the final watermark and end of input when its input
 // ended, and is closed after.
-func (r *runner) startSource(src Source, comp *component) <-chan Message {
-	ch := make(chan Message, r.depth)
-	emit := func(m Message) error { return r.send(ch, m) }
+func (r *runner) startSource(src Source, comp *component, chs []chan Message) []chan Message {
+	emit := func(m Message) error { return r.broadcast(chs, m) }
 	if comp != nil {
 		comp.src.SetBarriers(comp.barriers)
 		emit = func(m Message) error {
@@ -367,21 +440,25 @@ func (r *runner) startSource(src Source, comp *component) <-chan Message {
 					return err
 				}
 			}
-			return r.send(ch, m)
+			return r.broadcast(chs, m)
 		}
 	}
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		defer close(ch)
+		defer func() {
+			for _, ch := range chs {
+				close(ch)
+			}
+		}()
 		err := src.Run(r.ctx2, emit)
 		if err == nil && comp != nil {
 			err = r.ck.finish(comp)
 		}
 		switch {
 		case err == nil:
-			if r.send(ch, Message{Kind: KindWatermark, Watermark: MaxWatermark}) == nil {
-				r.send(ch, Message{Kind: KindEnd})
+			if r.broadcast(chs, Message{Kind: KindWatermark, Watermark: MaxWatermark}) == nil {
+				r.broadcast(chs, Message{Kind: KindEnd})
 			}
 		case errors.Is(err, context.Canceled) && (r.ctx.Err() != nil || r.ctx2.Err() != nil):
 			// drained stop, or another part failed: no final watermark
@@ -389,7 +466,7 @@ func (r *runner) startSource(src Source, comp *component) <-chan Message {
 			r.fail(err)
 		}
 	}()
-	return ch
+	return chs
 }
 
 // startNode runs a non-root node in its own goroutine, emitting into a new
@@ -484,7 +561,7 @@ func (r *runner) runNode(n *Node, next Output) (bool, error) {
 		if r.ck != nil {
 			comp = r.ck.nodes[n].source
 		}
-		ended, err = r.consume(nr, r.startSource(n.Source, comp), head, nr.head0, next)
+		ended, err = r.consume(nr, r.sourceInput(n.Source, comp), head, nr.head0, next)
 	} else {
 		if len(n.Inputs) != 2 {
 			return false, fmt.Errorf("binary operator with %d inputs", len(n.Inputs))

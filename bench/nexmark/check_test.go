@@ -153,7 +153,7 @@ func TestQueries(t *testing.T) {
 			FeedGenerator(q.New(out), q, gen.Config{Seed: src.Seed, Rate: src.Rate, BaseTime: gen.DefaultBaseTime}, checkEvents)
 			want := handRows(out)
 			for _, p := range []int{1, 2} {
-				if p == 2 && (q.Key != nil || len(q.Tables) > 1 || q.ReadsTwice) {
+				if p == 2 && (q.Key != nil || len(q.Tables) > 1 || q.SelfJoin) {
 					continue // joins and changelogs run at parallelism 1
 				}
 				got := engineRows(t, q, runEngine(t, src.Script(q, "print"), p))

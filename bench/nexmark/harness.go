@@ -263,8 +263,8 @@ func RunSuite(ctx context.Context, cfg Config) ([]Result, error) {
 		res.Hand, res.Engine = runOf(median(hands)), runOf(median(engines))
 		res.Ratio = res.Engine.EventsPerCPUSec / res.Hand.EventsPerCPUSec
 		res.RowsEngine = rowsRead
-		if reads := readsOf(q, events); rowsRead != reads {
-			return nil, fmt.Errorf("%s: the engine read %d rows, want %d", q.Name, rowsRead, reads)
+		if rowsRead != events {
+			return nil, fmt.Errorf("%s: the engine read %d rows, want %d", q.Name, rowsRead, events)
 		}
 		cfg.logf("%-4s engine %9.0f events/CPU-s (%6.0f k events/s, %.1f MB), hand loop %9.0f events/CPU-s: %.2fx\n",
 			q.Name, res.Engine.EventsPerCPUSec, res.Engine.EventsPerSecond/1e3, res.Engine.PeakRSSMB, res.Hand.EventsPerCPUSec, res.Ratio)
@@ -306,14 +306,6 @@ func RunSuite(ctx context.Context, cfg Config) ([]Result, error) {
 	}
 	cfg.Progress.Done()
 	return results, nil
-}
-
-// readsOf is how many rows the engine reads.
-func readsOf(q *Query, events int64) int64 {
-	if q.ReadsTwice {
-		return 2 * events
-	}
-	return events
 }
 
 func median(ms []bench.Measure) bench.Measure {

@@ -8,8 +8,8 @@
 -- one such window, as window ends are 2 s apart), and the two are joined
 -- on that window end (an interval join of width zero, freed as windows
 -- close). Same rows as Flink's; a window's rows come out when the
--- watermark passes its end + 2 s. Clink reads bid once per reference, so
--- this query reads the table twice.
+-- watermark passes its end + 2 s. Both references to bid share one
+-- reading of the topic.
 CREATE TABLE nexmark_q5 (auction BIGINT, num BIGINT)
 WITH ('connector' = 'blackhole');
 

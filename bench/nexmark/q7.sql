@@ -3,8 +3,8 @@
 -- Flink's BETWEEN).
 -- Adapted: the time bounds stand in the ON clause (in Flink's WHERE), so
 -- that Clink plans an interval join whose state is freed as windows
--- close; window_end and dateTime are both BIGINT epoch ms. Clink reads
--- bid once per reference, so this query reads the table twice.
+-- close; window_end and dateTime are both BIGINT epoch ms. Both
+-- references to bid share one reading of the topic.
 CREATE TABLE nexmark_q7 (auction BIGINT, price BIGINT, bidder BIGINT, dateTime BIGINT, extra VARCHAR)
 WITH ('connector' = 'blackhole');
 

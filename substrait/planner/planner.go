@@ -5,6 +5,7 @@ package planner
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -108,6 +109,11 @@ func BuildParallel(p *pb.Plan, env Env, parallelism int) (*Job, error) {
 type builder struct {
 	env    Env
 	fnames map[uint32]string
+	// reads are the sources opened by the root being planned, by table,
+	// options and schema: a table read twice by one query (a self-join,
+	// q7's bids against their windows' maximum) is read and decoded once
+	// and every reference receives every batch.
+	reads map[string]engine.Source
 }
 
 // chain is a node under construction: a source or a binary operator over
@@ -138,6 +144,7 @@ func (c *chain) add(name string, o engine.Operator, schema *arrow.Schema) {
 }
 
 func (b *builder) root(root *pb.RelRoot) (*engine.Pipeline, error) {
+	b.reads = map[string]engine.Source{}
 	in := root.GetInput()
 	if w := in.GetWrite(); w != nil {
 		return b.write(w)
@@ -373,12 +380,36 @@ func (b *builder) read(rd *pb.ReadRel) (*chain, error) {
 	if !ok {
 		return nil, fmt.Errorf("table %s: connector '%s' cannot be read from", name, opts["connector"])
 	}
-	src, err := sf.NewSource(t)
-	if err != nil {
-		return nil, err
+	key := readKey(name, schema, opts)
+	src := b.reads[key]
+	if src == nil {
+		if src, err = sf.NewSource(t); err != nil {
+			return nil, err
+		}
+		b.reads[key] = src
 	}
 	c := &chain{source: src, schema: schema, sourceName: name}
 	return c, b.emit(c, rd.GetCommon())
+}
+
+// readKey identifies one reading of a table: its name, schema and options.
+func readKey(name string, schema *arrow.Schema, opts map[string]string) string {
+	keys := make([]string, 0, len(opts))
+	for k := range opts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var sb strings.Builder
+	sb.WriteString(name)
+	sb.WriteByte(0)
+	sb.WriteString(schema.String())
+	for _, k := range keys {
+		sb.WriteByte(0)
+		sb.WriteString(k)
+		sb.WriteByte('=')
+		sb.WriteString(opts[k])
+	}
+	return sb.String()
 }
 
 // fname is the simple name of a function anchor ("add" of "add:i64_i64").
