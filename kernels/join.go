@@ -1,8 +1,10 @@
 package kernels
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -66,6 +68,7 @@ type Join struct {
 	schema *arrow.Schema
 	late   int64
 	wm     int64 // highest watermark Advance saw
+	gone   [2][]int32
 
 	zeros []int64
 	cols  []arrow.Array
@@ -84,6 +87,115 @@ type joinSide struct {
 	dead    []bool
 	byKey   [][]int32 // key id -> stored rows
 	nDead   int
+	// runs index an interval join's stored rows by time so that Advance
+	// visits only the rows it drops: each run is the rows stored from one
+	// input batch sorted by time and consumed from its front as the
+	// watermark passes them; runs is a min-heap by the time of each run's
+	// next row.
+	runs []*joinRun
+}
+
+// joinRun is rows (store indices) in time order; rows[pos:] are pending.
+type joinRun struct {
+	rows []int32
+	pos  int
+}
+
+// head is the time of a run's next row.
+func (s *joinSide) head(r *joinRun) int64 { return s.ts[r.rows[r.pos]] }
+
+// addRun indexes rows just stored by their time.
+func (s *joinSide) addRun(rows []int32) {
+	if len(rows) == 0 {
+		return
+	}
+	if !slices.IsSortedFunc(rows, func(a, b int32) int { return cmp.Compare(s.ts[a], s.ts[b]) }) {
+		slices.SortStableFunc(rows, func(a, b int32) int { return cmp.Compare(s.ts[a], s.ts[b]) })
+	}
+	s.runs = append(s.runs, &joinRun{rows: rows})
+	s.siftUp(len(s.runs) - 1)
+}
+
+func (s *joinSide) siftUp(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if s.head(s.runs[p]) <= s.head(s.runs[i]) {
+			return
+		}
+		s.runs[p], s.runs[i] = s.runs[i], s.runs[p]
+		i = p
+	}
+}
+
+func (s *joinSide) siftDown(i int) {
+	n := len(s.runs)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && s.head(s.runs[r]) < s.head(s.runs[l]) {
+			m = r
+		}
+		if s.head(s.runs[i]) <= s.head(s.runs[m]) {
+			return
+		}
+		s.runs[i], s.runs[m] = s.runs[m], s.runs[i]
+		i = m
+	}
+}
+
+// expired appends to gone the live rows with time <= limit (taking them
+// out of the runs), in store order.
+func (s *joinSide) expired(limit int64, gone []int32) []int32 {
+	from := len(gone)
+	for len(s.runs) > 0 {
+		r := s.runs[0]
+		for r.pos < len(r.rows) && s.ts[r.rows[r.pos]] <= limit {
+			if idx := r.rows[r.pos]; !s.dead[idx] {
+				gone = append(gone, idx)
+			}
+			r.pos++
+		}
+		if r.pos < len(r.rows) {
+			if s.siftDown(0); s.head(s.runs[0]) > limit {
+				break
+			}
+			continue
+		}
+		last := len(s.runs) - 1
+		s.runs[0] = s.runs[last]
+		s.runs[last] = nil
+		s.runs = s.runs[:last]
+		if last > 0 {
+			s.siftDown(0)
+		}
+	}
+	slices.Sort(gone[from:])
+	return gone
+}
+
+// remapRuns applies compact's index map to the runs.
+func (s *joinSide) remapRuns(remap []int32) {
+	kept := s.runs[:0]
+	for _, r := range s.runs {
+		rows := r.rows[:0]
+		for _, idx := range r.rows[r.pos:] {
+			if n := remap[idx]; n >= 0 {
+				rows = append(rows, n)
+			}
+		}
+		if len(rows) > 0 {
+			r.rows, r.pos = rows, 0
+			kept = append(kept, r)
+		}
+	}
+	clear(s.runs[len(kept):])
+	s.runs = kept
+	for i := len(s.runs)/2 - 1; i >= 0; i-- {
+		s.siftDown(i)
+	}
 }
 
 // NewJoin validates cfg.
@@ -223,6 +335,9 @@ func (j *Join) Add(side int, b *vector.Batch) (*vector.Batch, error) {
 		for k, r := range keep {
 			stored[k] = me.store(b, r, ids[k], timeCol)
 		}
+		if j.cfg.Interval != nil {
+			me.addRun(slices.Clone(stored))
+		}
 		// Candidate pairs, in row order.
 		var pairs []joinOut
 		for k, id := range ids[:n] {
@@ -360,23 +475,19 @@ func (j *Join) Advance(wm int64) (*vector.Batch, error) {
 		return nil, nil
 	}
 	var outs []joinOut
+	var gone [2][]int32
 	for side, s := range j.sides {
-		for idx := range s.rowB {
-			if s.dead[idx] {
-				continue
-			}
-			ts := s.ts[idx]
-			var gone bool
-			if side == 0 {
-				gone = ts-iv.Lower <= wm
-			} else {
-				gone = ts+iv.Upper <= wm
-			}
-			if !gone {
-				continue
-			}
-			if s.matches[idx] == 0 && j.cfg.Kind.outer(side) {
-				outs = append(outs, j.padded(side, int32(idx)))
+		limit := satAdd(wm, iv.Lower) // left rows: time - Lower <= wm
+		if side == 1 {
+			limit = satAdd(wm, -iv.Upper) // right rows: time + Upper <= wm
+		}
+		gone[side] = s.expired(limit, j.gone[side][:0])
+		j.gone[side] = gone[side]
+		if j.cfg.Kind.outer(side) {
+			for _, idx := range gone[side] {
+				if s.matches[idx] == 0 {
+					outs = append(outs, j.padded(side, idx))
+				}
 			}
 		}
 	}
@@ -385,18 +496,27 @@ func (j *Join) Advance(wm int64) (*vector.Batch, error) {
 		return nil, err
 	}
 	for side, s := range j.sides {
-		for idx := range s.rowB {
-			if s.dead[idx] {
-				continue
-			}
-			ts := s.ts[idx]
-			if (side == 0 && ts-iv.Lower <= wm) || (side == 1 && ts+iv.Upper <= wm) {
-				s.kill(int32(idx))
-			}
+		for _, idx := range gone[side] {
+			s.kill(idx)
 		}
-		s.compact()
+		if remap := s.compact(); remap != nil {
+			s.remapRuns(remap)
+		}
 	}
 	return out, nil
+}
+
+// satAdd is a + b, saturating at the int64 range (watermarks run from
+// MinInt64 to MaxInt64).
+func satAdd(a, b int64) int64 {
+	c := a + b
+	if b > 0 && c < a {
+		return math.MaxInt64
+	}
+	if b < 0 && c > a {
+		return math.MinInt64
+	}
+	return c
 }
 
 // compact rebuilds the store without its dead rows once they dominate, so

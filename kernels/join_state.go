@@ -196,12 +196,15 @@ func (j *Join) restoreSide(side int, cols []arrow.Array) error {
 	b := vector.New(array.NewRecordBatch(schema, cols[:nc], int64(m)))
 	defer b.Release()
 	s := j.sides[side]
+	var run []int32
 	for r, id := range ids {
 		idx := s.store(b, int32(r), id, -1)
 		s.matches[idx] = int32(matches[r])
 		if j.cfg.Interval != nil {
 			s.ts[idx] = ts[r]
+			run = append(run, idx)
 		}
 	}
+	s.addRun(run)
 	return nil
 }

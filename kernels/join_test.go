@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -61,11 +62,28 @@ func TestIntervalJoinReference(t *testing.T) {
 				got = appendPairs(got, res)
 			}
 			// Rows may be up to 20 ms behind the newest: watermark lags 20.
-			res, err := j.Advance(int64(to) - 21)
+			wm := int64(to) - 21
+			res, err := j.Advance(wm)
 			if err != nil {
 				t.Fatal(err)
 			}
 			got = appendPairs(got, res)
+			// State holds exactly the rows a future partner can reach.
+			live := 0
+			for i := 0; i < to; i++ {
+				if ts[0][i]-lo > wm {
+					live++
+				}
+				if ts[1][i]+hi > wm {
+					live++
+				}
+			}
+			if j.StateRows() != live {
+				t.Fatalf("batch %d, watermark %d: %d rows of state, want %d", bs, wm, j.StateRows(), live)
+			}
+		}
+		if res, err := j.Advance(math.MaxInt64); err != nil || res != nil || j.StateRows() != 0 {
+			t.Fatalf("final watermark: %v, %d rows of state left", err, j.StateRows())
 		}
 		j.Close()
 		mem.AssertSize(t, 0)
