@@ -69,6 +69,10 @@ type Join struct {
 	late   int64
 	wm     int64 // highest watermark Advance saw
 	gone   [2][]int32
+	// keyRows counts the stored rows of each key id on both sides;
+	// freeKeys are ids whose count fell to zero.
+	keyRows  []int32
+	freeKeys []int32
 
 	zeros []int64
 	cols  []arrow.Array
@@ -85,8 +89,12 @@ type joinSide struct {
 	ts      []int64
 	matches []int32
 	dead    []bool
-	byKey   [][]int32 // key id -> stored rows
-	nDead   int
+	// Each key's stored rows, in store order, are a list: head and tail
+	// by key id, next by row (-1 ends), keyOf by row (-1: none). Plain
+	// int32 arrays, so the garbage collector has nothing to scan.
+	head, tail  []int32
+	next, keyOf []int32
+	nDead       int
 	// runs index an interval join's stored rows by time so that Advance
 	// visits only the rows it drops: each run is the rows stored from one
 	// input batch sorted by time and consumed from its front as the
@@ -101,8 +109,8 @@ type joinRun struct {
 	pos  int
 }
 
-// head is the time of a run's next row.
-func (s *joinSide) head(r *joinRun) int64 { return s.ts[r.rows[r.pos]] }
+// runTime is the time of a run's next row.
+func (s *joinSide) runTime(r *joinRun) int64 { return s.ts[r.rows[r.pos]] }
 
 // addRun indexes rows just stored by their time.
 func (s *joinSide) addRun(rows []int32) {
@@ -119,7 +127,7 @@ func (s *joinSide) addRun(rows []int32) {
 func (s *joinSide) siftUp(i int) {
 	for i > 0 {
 		p := (i - 1) / 2
-		if s.head(s.runs[p]) <= s.head(s.runs[i]) {
+		if s.runTime(s.runs[p]) <= s.runTime(s.runs[i]) {
 			return
 		}
 		s.runs[p], s.runs[i] = s.runs[i], s.runs[p]
@@ -135,10 +143,10 @@ func (s *joinSide) siftDown(i int) {
 			return
 		}
 		m := l
-		if r := l + 1; r < n && s.head(s.runs[r]) < s.head(s.runs[l]) {
+		if r := l + 1; r < n && s.runTime(s.runs[r]) < s.runTime(s.runs[l]) {
 			m = r
 		}
-		if s.head(s.runs[i]) <= s.head(s.runs[m]) {
+		if s.runTime(s.runs[i]) <= s.runTime(s.runs[m]) {
 			return
 		}
 		s.runs[i], s.runs[m] = s.runs[m], s.runs[i]
@@ -159,7 +167,7 @@ func (s *joinSide) expired(limit int64, gone []int32) []int32 {
 			r.pos++
 		}
 		if r.pos < len(r.rows) {
-			if s.siftDown(0); s.head(s.runs[0]) > limit {
+			if s.siftDown(0); s.runTime(s.runs[0]) > limit {
 				break
 			}
 			continue
@@ -325,15 +333,12 @@ func (j *Join) Add(side int, b *vector.Batch) (*vector.Batch, error) {
 			j.cols = append(j.cols, b.Column(c))
 		}
 		ids := j.tbl.lookup(j.zeros, keep, j.cols, n)
-		for _, s := range j.sides {
-			if len(s.byKey) < j.tbl.size() {
-				s.byKey = append(s.byKey, make([][]int32, j.tbl.size()-len(s.byKey))...)
-			}
-		}
+		j.growKeys()
 		// Store first so that output rows are gathered from the stores.
 		stored := make([]int32, n)
 		for k, r := range keep {
 			stored[k] = me.store(b, r, ids[k], timeCol)
+			j.keyRows[ids[k]]++
 		}
 		if j.cfg.Interval != nil {
 			me.addRun(slices.Clone(stored))
@@ -341,7 +346,7 @@ func (j *Join) Add(side int, b *vector.Batch) (*vector.Batch, error) {
 		// Candidate pairs, in row order.
 		var pairs []joinOut
 		for k, id := range ids[:n] {
-			for _, o := range other.byKey[id] {
+			for o := other.head[id]; o >= 0; o = other.next[o] {
 				if other.dead[o] {
 					continue
 				}
@@ -444,10 +449,52 @@ func (s *joinSide) store(b *vector.Batch, r int32, key int32, timeCol int) int32
 		ts = joinTime(b.Column(timeCol), int(r))
 	}
 	s.ts = append(s.ts, ts)
+	s.next = append(s.next, -1)
+	s.keyOf = append(s.keyOf, key)
 	if key >= 0 {
-		s.byKey[key] = append(s.byKey[key], idx)
+		s.link(idx, key)
 	}
 	return idx
+}
+
+// link appends stored row idx to its key's list.
+func (s *joinSide) link(idx, key int32) {
+	if t := s.tail[key]; t >= 0 {
+		s.next[t] = idx
+	} else {
+		s.head[key] = idx
+	}
+	s.tail[key] = idx
+}
+
+// growKeys extends the per-key columns to every id of the table.
+func (j *Join) growKeys() {
+	n := j.tbl.size()
+	for len(j.keyRows) < n {
+		j.keyRows = append(j.keyRows, 0)
+	}
+	for _, s := range j.sides {
+		for len(s.head) < n {
+			s.head = append(s.head, -1)
+			s.tail = append(s.tail, -1)
+		}
+	}
+}
+
+// dropKeys removes keys without stored rows on either side from the table
+// (their ids are reused), so that an interval join's table follows its
+// live keys.
+func (j *Join) dropKeys() {
+	if len(j.freeKeys) == 0 {
+		return
+	}
+	for _, s := range j.sides {
+		for _, k := range j.freeKeys {
+			s.head[k], s.tail[k] = -1, -1
+		}
+	}
+	j.tbl.remove(j.freeKeys)
+	j.freeKeys = j.freeKeys[:0]
 }
 
 // kill marks a stored row dead and releases its batch when none of its
@@ -498,7 +545,15 @@ func (j *Join) Advance(wm int64) (*vector.Batch, error) {
 	for side, s := range j.sides {
 		for _, idx := range gone[side] {
 			s.kill(idx)
+			if k := s.keyOf[idx]; k >= 0 {
+				if j.keyRows[k]--; j.keyRows[k] == 0 {
+					j.freeKeys = append(j.freeKeys, k)
+				}
+			}
 		}
+	}
+	j.dropKeys()
+	for _, s := range j.sides {
 		if remap := s.compact(); remap != nil {
 			s.remapRuns(remap)
 		}
@@ -535,19 +590,20 @@ func (s *joinSide) compact() []int32 {
 			continue
 		}
 		remap[i] = n
-		s.rowB[n], s.rowR[n], s.ts[n], s.matches[n], s.dead[n] = s.rowB[i], s.rowR[i], s.ts[i], s.matches[i], false
+		s.rowB[n], s.rowR[n], s.ts[n], s.matches[n], s.dead[n], s.keyOf[n] = s.rowB[i], s.rowR[i], s.ts[i], s.matches[i], false, s.keyOf[i]
 		n++
 	}
-	s.rowB, s.rowR, s.ts, s.matches, s.dead = s.rowB[:n], s.rowR[:n], s.ts[:n], s.matches[:n], s.dead[:n]
+	s.rowB, s.rowR, s.ts, s.matches, s.dead, s.keyOf, s.next = s.rowB[:n], s.rowR[:n], s.ts[:n], s.matches[:n], s.dead[:n], s.keyOf[:n], s.next[:n]
 	s.nDead = 0
-	for k, l := range s.byKey {
-		kept := l[:0]
-		for _, idx := range l {
-			if r := remap[idx]; r >= 0 {
-				kept = append(kept, r)
-			}
+	// Relink the key lists (store order is kept).
+	for k := range s.head {
+		s.head[k], s.tail[k] = -1, -1
+	}
+	for i, k := range s.keyOf {
+		s.next[i] = -1
+		if k >= 0 {
+			s.link(int32(i), k)
 		}
-		s.byKey[k] = kept
 	}
 	// Drop released batches from the front of the batch list.
 	drop := 0

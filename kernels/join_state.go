@@ -188,17 +188,14 @@ func (j *Join) restoreSide(side int, cols []arrow.Array) error {
 		keys = append(keys, cols[c])
 	}
 	ids := slices.Clone(j.tbl.lookup(make([]int64, m), nil, keys, m))
-	for _, s := range j.sides {
-		if len(s.byKey) < j.tbl.size() {
-			s.byKey = append(s.byKey, make([][]int32, j.tbl.size()-len(s.byKey))...)
-		}
-	}
+	j.growKeys()
 	b := vector.New(array.NewRecordBatch(schema, cols[:nc], int64(m)))
 	defer b.Release()
 	s := j.sides[side]
 	var run []int32
 	for r, id := range ids {
 		idx := s.store(b, int32(r), id, -1)
+		j.keyRows[id]++
 		s.matches[idx] = int32(matches[r])
 		if j.cfg.Interval != nil {
 			s.ts[idx] = ts[r]

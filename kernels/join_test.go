@@ -23,7 +23,7 @@ func TestIntervalJoinReference(t *testing.T) {
 	var keys, ts, vals [2][]int64
 	for s := 0; s < 2; s++ {
 		for i := 0; i < n; i++ {
-			keys[s] = append(keys[s], r.Int64N(50))
+			keys[s] = append(keys[s], int64(i/200)*10+r.Int64N(50)) // keys come and go
 			ts[s] = append(ts[s], int64(i)+r.Int64N(20)) // slightly out of order
 			vals[s] = append(vals[s], int64(s*1_000_000+i))
 		}
@@ -69,17 +69,21 @@ func TestIntervalJoinReference(t *testing.T) {
 			}
 			got = appendPairs(got, res)
 			// State holds exactly the rows a future partner can reach.
+			// and its table exactly their keys.
 			live := 0
+			liveKeys := map[int64]bool{}
 			for i := 0; i < to; i++ {
 				if ts[0][i]-lo > wm {
 					live++
+					liveKeys[keys[0][i]] = true
 				}
 				if ts[1][i]+hi > wm {
 					live++
+					liveKeys[keys[1][i]] = true
 				}
 			}
-			if j.StateRows() != live {
-				t.Fatalf("batch %d, watermark %d: %d rows of state, want %d", bs, wm, j.StateRows(), live)
+			if j.StateRows() != live || j.tbl.n != len(liveKeys) {
+				t.Fatalf("batch %d, watermark %d: %d rows and %d keys of state, want %d and %d", bs, wm, j.StateRows(), j.tbl.n, live, len(liveKeys))
 			}
 		}
 		if res, err := j.Advance(math.MaxInt64); err != nil || res != nil || j.StateRows() != 0 {
