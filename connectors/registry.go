@@ -22,7 +22,11 @@ type Table struct {
 	EventTimeCol int
 	// WatermarkLag is watermark_lag_ms.
 	WatermarkLag int64
-	Runtime      Runtime
+	// Needed, when set, marks the columns the query reads (the planner's
+	// projection pushdown; nil: all). A source may leave the others NULL
+	// instead of decoding them; it must still produce every column.
+	Needed  []bool
+	Runtime Runtime
 }
 
 // Runtime carries engine settings that are not SQL: batch shape, memory,

@@ -124,7 +124,7 @@ func (s *Source) Run(ctx context.Context, emit func(engine.Message) error) error
 	if err := cjson.CheckSchema(t.Schema); err != nil {
 		return fmt.Errorf("file source '%s': %w", t.Name, err)
 	}
-	dec := cjson.NewDecoder(t.Schema, rt.Mem, cjson.Options{})
+	dec := cjson.NewDecoder(t.Schema, rt.Mem, cjson.Options{Needed: t.Needed})
 	defer dec.Release()
 	wms := engine.NewPartitionWatermarks(len(s.files), t.WatermarkLag)
 	s.wms = wms

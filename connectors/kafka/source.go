@@ -374,7 +374,7 @@ func (s *Source) open(ctx context.Context) (*reader, error) {
 	if r.linger <= 0 {
 		r.linger = 20 * time.Millisecond
 	}
-	r.dec = cjson.NewDecoder(t.Schema, rt.Mem, cjson.Options{})
+	r.dec = cjson.NewDecoder(t.Schema, rt.Mem, cjson.Options{Needed: t.Needed})
 	r.wms = engine.NewPartitionWatermarks(len(ids), t.WatermarkLag)
 	r.lastWM = engine.MinWatermark
 	if s.restoreTS != nil {

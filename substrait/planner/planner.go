@@ -114,6 +114,9 @@ type builder struct {
 	// q7's bids against their windows' maximum) is read and decoded once
 	// and every reference receives every batch.
 	reads map[string]engine.Source
+	// needs are the columns the root uses of each reading (projection
+	// pushdown, see prune.go).
+	needs needs
 }
 
 // chain is a node under construction: a source or a binary operator over
@@ -146,6 +149,12 @@ func (c *chain) add(name string, o engine.Operator, schema *arrow.Schema) {
 func (b *builder) root(root *pb.RelRoot) (*engine.Pipeline, error) {
 	b.reads = map[string]engine.Source{}
 	in := root.GetInput()
+	b.needs = needs{}
+	if w := in.GetWrite(); w != nil {
+		b.needs.walk(w.GetInput(), allCols())
+	} else {
+		b.needs.walk(in, allCols())
+	}
 	if w := in.GetWrite(); w != nil {
 		return b.write(w)
 	}
@@ -381,6 +390,7 @@ func (b *builder) read(rd *pb.ReadRel) (*chain, error) {
 		return nil, fmt.Errorf("table %s: connector '%s' cannot be read from", name, opts["connector"])
 	}
 	key := readKey(name, schema, opts)
+	t.Needed = b.needs.neededOf(key, schema.NumFields(), t.EventTimeCol)
 	src := b.reads[key]
 	if src == nil {
 		if src, err = sf.NewSource(t); err != nil {

@@ -12,11 +12,20 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// Options tunes a Decoder. It is empty for now: every accepted input form
-// (timestamps as epoch ms, 'YYYY-MM-DD HH:MM:SS[.fff]' or RFC 3339) is
-// always on, so no format switch is needed. Flink's 'json.*' options belong
-// here when connectors need them.
-type Options struct{}
+// Options tunes a Decoder. Every accepted input form (timestamps as epoch
+// ms, 'YYYY-MM-DD HH:MM:SS[.fff]' or RFC 3339) is always on, so no format
+// switch is needed. Flink's 'json.*' options belong here when connectors
+// need them.
+type Options struct {
+	// Needed, when set, marks the columns the query reads (projection
+	// pushdown). The fields of the others are skipped without being
+	// converted: checked to be well-formed JSON of the column's kind (a
+	// number for a numeric column, a string for a STRING, ...; a string
+	// for a BIGINT is still an error) but not for range or form (an
+	// integer column's 1.5 or 1e30 passes), and their columns come out
+	// all NULL.
+	Needed []bool
+}
 
 // kind is a column's type as the decoder and encoder handle it.
 type kind uint8
@@ -179,9 +188,19 @@ func (s *slot) matches(line []byte, i int) bool {
 // String builder's indirect offset append cost as much as all the parsing
 // (see BenchmarkDecode).
 type Decoder struct {
-	schema   *arrow.Schema
-	mem      memory.Allocator
-	cols     []column
+	schema *arrow.Schema
+	mem    memory.Allocator
+	cols   []column // the decoded columns
+	// With projection pushdown, cols are the needed columns only: pos maps
+	// each to its schema column, names are every schema column's name
+	// with colOf its decoded column (or -2-k for skips[k], a skipped one
+	// whose values are only checked for their kind), and nulls holds an
+	// all-NULL array per skipped column, sliced for each batch.
+	pos      []int
+	names    [][]byte
+	colOf    []int
+	skips    []column
+	nulls    []arrow.Array
 	slots    []slot
 	buf      []byte // strings of the current row that needed unescaping
 	n        int    // rows buffered
@@ -205,13 +224,25 @@ func NewDecoder(schema *arrow.Schema, mem memory.Allocator, opts Options) *Decod
 	d := &Decoder{
 		schema: schema,
 		mem:    mem,
-		cols:   make([]column, schema.NumFields()),
 		slots:  make([]slot, 2*schema.NumFields()+8),
+		nulls:  make([]arrow.Array, schema.NumFields()),
 	}
 	for k := range d.slots {
 		d.slots[k].col = -1
 	}
 	for c, f := range schema.Fields() {
+		d.names = append(d.names, []byte(f.Name))
+		if opts.Needed != nil && c < len(opts.Needed) && !opts.Needed[c] {
+			d.colOf = append(d.colOf, -2-len(d.skips))
+			d.skips = append(d.skips, column{name: f.Name, typ: f.Type, kind: decodeKind(f.Type)})
+			continue
+		}
+		d.colOf = append(d.colOf, len(d.pos))
+		d.pos = append(d.pos, c)
+	}
+	d.cols = make([]column, len(d.pos))
+	for c, fc := range d.pos {
+		f := schema.Field(fc)
 		col := &d.cols[c]
 		col.name = f.Name
 		col.nameB = []byte(f.Name)
@@ -309,7 +340,7 @@ func (d *Decoder) Len() int { return d.n }
 // starts a new batch, pre-sized like this one.
 func (d *Decoder) Flush() arrow.RecordBatch {
 	n := d.n
-	arrs := make([]arrow.Array, len(d.cols))
+	arrs := make([]arrow.Array, d.schema.NumFields())
 	strBytes := 0
 	for c := range d.cols {
 		col := &d.cols[c]
@@ -332,9 +363,14 @@ func (d *Decoder) Flush() arrow.RecordBatch {
 			col.vals.ResizeNoShrink(n * col.typ.(arrow.FixedWidthDataType).BitWidth() / 8)
 		}
 		data := array.NewData(col.typ, n, bufs, nil, col.nulls, 0)
-		arrs[c] = array.MakeFromData(data)
+		arrs[d.pos[c]] = array.MakeFromData(data)
 		data.Release()
 		col.release()
+	}
+	for fc, c := range d.colOf {
+		if c < 0 {
+			arrs[fc] = d.nullColumn(fc, n)
+		}
 	}
 	rec := array.NewRecordBatch(d.schema, arrs, int64(n))
 	for _, a := range arrs {
@@ -343,6 +379,18 @@ func (d *Decoder) Flush() arrow.RecordBatch {
 	d.n = 0
 	d.alloc(max(n, minRows), strBytes)
 	return rec
+}
+
+// nullColumn is an all-NULL array of n rows for skipped column fc: a
+// slice of one array kept for the decoder's life.
+func (d *Decoder) nullColumn(fc, n int) arrow.Array {
+	if a := d.nulls[fc]; a == nil || a.Len() < n {
+		if a != nil {
+			a.Release()
+		}
+		d.nulls[fc] = array.MakeArrayOfNull(d.mem, d.schema.Field(fc).Type, max(n, 2*d.cap))
+	}
+	return array.NewSlice(d.nulls[fc], 0, int64(n))
 }
 
 func (col *column) release() {
@@ -360,6 +408,12 @@ func (d *Decoder) Release() {
 		d.cols[c].release()
 	}
 	d.cols = nil
+	for i, a := range d.nulls {
+		if a != nil {
+			a.Release()
+			d.nulls[i] = nil
+		}
+	}
 }
 
 // Append decodes one line holding one JSON object and appends it as a row.
@@ -384,6 +438,9 @@ func (d *Decoder) Append(line []byte) error {
 	return nil
 }
 
+// noMatch: the key did not match its slot (column codes are >= -2-len(skips)).
+const noMatch = math.MinInt32
+
 // decode parses line into the scratch row.
 func (d *Decoder) decode(line []byte) *RecordError {
 	i := skipWS(line, 0)
@@ -402,7 +459,7 @@ func (d *Decoder) decode(line []byte) *RecordError {
 			if i >= len(line) || line[i] != '"' {
 				return syntaxError(line, i, "")
 			}
-			c := -2
+			c := noMatch
 			if k < len(d.slots) {
 				// Fast path: the same key as the k-th of the last row.
 				s := &d.slots[k]
@@ -415,7 +472,7 @@ func (d *Decoder) decode(line []byte) *RecordError {
 					c, i = int(s.col), i+s.n+1
 				}
 			}
-			if c == -2 {
+			if c == noMatch {
 				var err *RecordError
 				if c, i, err = d.key(k, line, i); err != nil {
 					return err
@@ -428,7 +485,9 @@ func (d *Decoder) decode(line []byte) *RecordError {
 			}
 			i = skipWS(line, i+1)
 			var err *RecordError
-			if c < 0 {
+			if c <= -2 {
+				i, err = d.skipKind(&d.skips[-2-c], line, i)
+			} else if c < 0 {
 				i, err = skipValue(line, i, 1)
 			} else {
 				i, err = d.value(&d.cols[c], line, i)
@@ -481,15 +540,16 @@ func (d *Decoder) key(k int, line []byte, i int) (int, int, *RecordError) {
 	return c, j, nil
 }
 
+// lookup is key's decoded column, -1 for none, -2-k for skips[k].
 func (d *Decoder) lookup(key []byte) int {
-	for c := range d.cols {
-		if d.cols[c].name == string(key) {
-			return c
+	for fc, name := range d.names {
+		if string(name) == string(key) {
+			return d.colOf[fc]
 		}
 	}
-	for c := range d.cols {
-		if bytes.EqualFold(d.cols[c].nameB, key) {
-			return c
+	for fc, name := range d.names {
+		if bytes.EqualFold(name, key) {
+			return d.colOf[fc]
 		}
 	}
 	return -1
@@ -640,6 +700,29 @@ func (d *Decoder) value(col *column, line []byte, i int) (int, *RecordError) {
 		return end, err
 	}
 	panic("unreachable")
+}
+
+// skipKind skips the value at line[i] of a skipped column after checking
+// that it is JSON of the column's kind (or null).
+func (d *Decoder) skipKind(col *column, line []byte, i int) (int, *RecordError) {
+	if i >= len(line) {
+		return 0, syntaxError(line, i, "")
+	}
+	c := line[i]
+	number := c == '-' || c >= '0' && c <= '9'
+	switch {
+	case c == 'n':
+		return skipLiteral(line, i, "null")
+	case col.kind == kString && c != '"':
+		return d.typeError(col, line, i, "a string")
+	case col.kind == kBool && c != 't' && c != 'f':
+		return d.typeError(col, line, i, "true or false")
+	case (col.kind == kFloat32 || col.kind == kFloat64 || col.kind == kDecimal && c != '"') && !number:
+		return d.typeError(col, line, i, "a number")
+	case (col.kind == kInt8 || col.kind == kInt16 || col.kind == kInt32 || col.kind == kInt64 || col.kind == kTimestamp && c != '"') && !number:
+		return d.typeError(col, line, i, "an integer")
+	}
+	return skipValue(line, i, 1)
 }
 
 // timestamp parses a timestamp string at line[i] into col.

@@ -580,3 +580,51 @@ func TestCheckSchema(t *testing.T) {
 	}()
 	NewDecoder(schemaOf(field("d", arrow.FixedWidthTypes.Date32)), memory.DefaultAllocator, Options{})
 }
+
+// TestDecodeNeeded: with projection pushdown, skipped columns come out all
+// NULL; their fields are checked for their kind (a string for an integer
+// column is an error) but not converted (a fraction passes); a key naming
+// a skipped column exactly does not fall back to a needed column of
+// another case; batches of any size reuse one null array.
+func TestDecodeNeeded(t *testing.T) {
+	schema := schemaOf(field("A", tInt64), field("a", tInt64), field("s", tString), field("b", tBool))
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	d := NewDecoder(schema, mem, Options{Needed: []bool{false, true, false, true}})
+	defer d.Release()
+	for _, n := range []int{3, 1, 700} {
+		for i := range n {
+			line := fmt.Sprintf(`{"A": 1.5e300, "a": %d, "s": "\u00e9t\u00e9", "b": true}`, i)
+			if err := d.Append([]byte(line)); err != nil {
+				t.Fatalf("Append(%s): %v", line, err)
+			}
+		}
+		rec := d.Flush()
+		if err := validate(rec); err != nil {
+			t.Fatal(err)
+		}
+		got := rows(rec)
+		rec.Release()
+		if len(got) != n || got[n-1] != fmt.Sprintf("null | %d | null | true", n-1) {
+			t.Fatalf("%d rows, last %q", len(got), got[len(got)-1])
+		}
+	}
+	for line, want := range map[string]string{
+		`{"A": [1, }`:       "invalid JSON",
+		`{"A": "soon"}`:     `field "A": expected an integer, found "soon"`,
+		`{"s": [1]}`:        `field "s": expected a string, found an array`,
+		`{"s": null, "A": -`: "invalid JSON",
+	} {
+		if err := d.Append([]byte(line)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Append(%s): %v, want an error with %q", line, err, want)
+		}
+	}
+	if err := d.Append([]byte(`{"A": 5}`)); err != nil {
+		t.Fatal(err)
+	}
+	rec := d.Flush()
+	defer rec.Release()
+	if got := rows(rec); got[0] != "null | null | null | null" {
+		t.Fatalf("the skipped key A filled another column: %q", got[0])
+	}
+}
