@@ -179,6 +179,11 @@ func RegisterScalar(r *Registry) {
 			Doc: "strpos(s, sub) = POSITION(sub IN s): 1-based character position of sub in s, 0 if absent, 1 for an empty sub. INT."},
 		{Name: "split_part", MinArgs: 3, MaxArgs: 3, Bind: bindSplitPart,
 			Doc: "split_part(s, delimiter, n) as PostgreSQL: field n (1-based, negative from the end); '' if there is none; n = 0 fails."},
+		{Name: "regexp_extract", MinArgs: 2, MaxArgs: 3, Bind: bindRegexpExtract,
+			Doc: "regexp_extract(s, regex [, group]) as Flink: group (default 0, the whole match) of the first match of regex in s; NULL if there is no match, the group did not take part in it, or a group index from a column is out of range. " +
+				"regex is Go RE2 syntax (no backreferences or lookaround); a constant regex is compiled once and checked at planning, as a constant group against its groups."},
+		{Name: "regexp", MinArgs: 2, MaxArgs: 2, Bind: bindRegexp,
+			Doc: "regexp(s, regex) → BOOLEAN as Flink: TRUE if some (possibly empty) substring of s matches regex (Go RE2 syntax)."},
 
 		// Math.
 		{Name: "abs", MinArgs: 1, MaxArgs: 1, Bind: bindAbs, Doc: "|x|, same type (integers wrap at the minimum, as Java)."},
@@ -200,6 +205,9 @@ func RegisterScalar(r *Registry) {
 		{Name: "to_timestamp", MinArgs: 1, MaxArgs: 2, Bind: bindToTimestamp,
 			Doc: "to_timestamp(s [, format]) → TIMESTAMP(3): s read as UTC with a Java-style format (yyyy MM dd HH mm ss SSS and literal text), " +
 				"by default 'yyyy-MM-dd HH:mm:ss[.SSS]' (also 'T', a date alone, HH:mm). Text that does not match gives NULL (Flink)."},
+		{Name: "date_format", MinArgs: 2, MaxArgs: 2, Bind: bindDateFormat,
+			Doc: "date_format(ts, format) → VARCHAR: ts (TIMESTAMP(3), or VARCHAR read as CAST to TIMESTAMP(3); NULL if it does not parse) formatted with a Java pattern as Flink's DateTimeFormatter: " +
+				"y M d D E a H h K k m s S (S.. fraction digits), 'quoted text'; English names; UTC."},
 		{Name: "to_timestamp_ltz", MinArgs: 1, MaxArgs: 2, Bind: bindToTimestampLtz,
 			Doc: "to_timestamp_ltz(epoch [, precision]): an integer epoch in seconds (precision 0) or milliseconds (3, the default) as TIMESTAMP(3), UTC."},
 	}

@@ -384,18 +384,28 @@ func bindTimeUnitFunc(name string, trunc bool) func(args []Expr) (Expr, error) {
 
 // scTsField is one element of a compiled date-time format.
 type scTsField struct {
-	letter byte   // 'y', 'M', 'd', 'H', 'm', 's', 'S'; 0 for literal text
+	letter byte   // a pattern letter ('y', 'M', 'd', ...); 0 for literal text
 	width  int    // the letter's repeat count
 	fixed  bool   // parse exactly width digits (an adjacent numeric field follows)
+	quoted bool   // literal text written in quotes
 	text   string // literal text
 }
 
-// scTsFormat is a compiled Java-style date-time pattern (the subset
-// TO_TIMESTAMP supports): yyyy (yy: 2000-2099), MM/M, dd/d, HH/H, mm/m,
-// ss/s, S.. (fraction digits), other non-letters and 'quoted text' literal.
+// scTsFormat is a compiled Java-style date-time pattern: letters repeated
+// (yyyy, MM, ...), 'quoted text' (a doubled quote is a quote), and any
+// other character literal. TO_TIMESTAMP parses with it, DATE_FORMAT
+// formats with it (scalar_dateformat.go).
 type scTsFormat []scTsField
 
-func scCompileTsFormat(f string) (scTsFormat, error) {
+// scParseLetters are the pattern letters TO_TIMESTAMP parses: yyyy (yy:
+// 2000-2099), MM/M, dd/d, HH/H, mm/m, ss/s, S.. (fraction digits).
+const scParseLetters = "yMdHmsS"
+
+func scCompileTsFormat(f string) (scTsFormat, error) { return scCompileTsPattern(f, scParseLetters) }
+
+// scCompileTsPattern splits a pattern into fields, accepting the pattern
+// letters in letters.
+func scCompileTsPattern(f, letters string) (scTsFormat, error) {
 	var out scTsFormat
 	for i := 0; i < len(f); {
 		c := f[i]
@@ -421,15 +431,15 @@ func scCompileTsFormat(f string) (scTsFormat, error) {
 			if j == i+1 { // '' is a quote
 				sb.WriteByte('\'')
 			}
-			out = append(out, scTsField{text: sb.String()})
+			out = append(out, scTsField{text: sb.String(), quoted: true})
 			i = j + 1
 		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
 			j := i
 			for j < len(f) && f[j] == c {
 				j++
 			}
-			if !strings.ContainsRune("yMdHmsS", rune(c)) {
-				return nil, fmt.Errorf("format '%s': pattern letter '%c' is not supported (y M d H m s S)", f, c)
+			if !strings.ContainsRune(letters, rune(c)) {
+				return nil, fmt.Errorf("format '%s': pattern letter '%c' is not supported (%s)", f, c, strings.Join(strings.Split(letters, ""), " "))
 			}
 			out = append(out, scTsField{letter: c, width: j - i})
 			i = j
