@@ -21,6 +21,10 @@ type GroupAggConfig struct {
 	Keys     []int
 	KeyNames []string
 	Aggs     []AggSpec
+	// Retract makes the aggregate accept a changelog input (an updating
+	// result upstream): +I and +U rows accumulate, -U and -D rows retract
+	// (groupagg_retract.go). Without it every input row must be an insert.
+	Retract bool
 }
 
 // GroupAgg is the unwindowed (updating) grouped aggregate. Its output is a
@@ -28,7 +32,7 @@ type GroupAggConfig struct {
 // yields +I with its group's first values, or -U (old values) and +U (new
 // values) when they changed; a row that changes nothing yields nothing.
 // Emitting per row, in row order, makes the changelog the same at any batch
-// size. Input must be insert-only.
+// size. Input must be insert-only unless the configuration sets Retract.
 type GroupAgg struct {
 	cfg    GroupAggConfig
 	mem    memory.Allocator
@@ -37,25 +41,40 @@ type GroupAgg struct {
 	schema *arrow.Schema
 	seen   []bool // per id: the group has emitted
 
+	// iacc[i] (insert-only) or racc[i] (with Retract) is accs[i]. With
+	// Retract, each group counts its rows (nrows); ch and born are per
+	// batch.
+	iacc  []insertAcc
+	racc  []retractAcc
+	nrows []int64
+	ch    gaChanges
+	born  []bool
+
 	zeros   []int64
 	iota    []int32
 	cols    []arrow.Array
 	changed []bool
 }
 
-// groupAcc is one aggregate's state, indexed by group id. step folds
-// entries in order, remembering each entry's old and new value and marking
-// entries whose value changed; build makes an output column from entries
-// (old or new image). stateFields, snapshot and restore are its part of a
-// checkpoint (groupagg_state.go).
+// groupAcc is one aggregate's state, indexed by group id. Its step
+// (insertAcc, or retractAcc over a changelog) folds entries in order,
+// remembering each entry's old and new value and marking entries whose
+// value changed; build makes an output column from entries (old or new
+// image). stateFields, snapshot and restore are its part of a checkpoint
+// (groupagg_state.go).
 type groupAcc interface {
 	grow(n int)
-	step(gids []int32, arr arrow.Array, rows []int32, changed []bool)
 	build(mem memory.Allocator, idx []int32, old []bool) arrow.Array
 	typ() arrow.DataType
 	stateFields(prefix string) []arrow.Field
 	snapshot(mem memory.Allocator, ids []int32) []arrow.Array
 	restore(ids []int32, cols []arrow.Array) error
+}
+
+// insertAcc is an accumulator over an insert-only input.
+type insertAcc interface {
+	groupAcc
+	step(gids []int32, arr arrow.Array, rows []int32, changed []bool)
 }
 
 // NewGroupAgg validates cfg.
@@ -82,9 +101,21 @@ func NewGroupAgg(cfg GroupAggConfig, mem memory.Allocator) (*GroupAgg, error) {
 		if a.Arg >= 0 {
 			in = cfg.Input.Field(a.Arg).Type
 		}
-		acc, err := newGroupAcc(a.Func, in)
-		if err != nil {
-			return nil, err
+		var acc groupAcc
+		if cfg.Retract {
+			racc, err := newRetractAcc(a.Func, in)
+			if err != nil {
+				return nil, err
+			}
+			g.racc = append(g.racc, racc)
+			acc = racc
+		} else {
+			iacc, err := newGroupAcc(a.Func, in)
+			if err != nil {
+				return nil, err
+			}
+			g.iacc = append(g.iacc, iacc)
+			acc = iacc
 		}
 		g.accs = append(g.accs, acc)
 		name := a.Name
@@ -106,6 +137,9 @@ func (g *GroupAgg) Groups() int { return g.tbl.n }
 // Add folds the live rows of b in order and returns the changelog they
 // cause (nil when nothing changed). b stays owned by the caller.
 func (g *GroupAgg) Add(b *vector.Batch) (*vector.Batch, error) {
+	if g.cfg.Retract {
+		return g.addChanges(b)
+	}
 	rows, err := insertRows(b, &g.iota, "GROUP BY")
 	if err != nil {
 		return nil, err
@@ -114,22 +148,10 @@ func (g *GroupAgg) Add(b *vector.Batch) (*vector.Batch, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	g.zeros = winGrow(g.zeros, n)
-	clear(g.zeros)
-	g.cols = g.cols[:0]
-	for _, k := range g.cfg.Keys {
-		g.cols = append(g.cols, b.Column(k))
-	}
-	ids := g.tbl.lookup(g.zeros, rows, g.cols, n)
-	if sz := g.tbl.size(); sz > len(g.seen) {
-		g.seen = append(g.seen, make([]bool, sz-len(g.seen))...)
-		for _, a := range g.accs {
-			a.grow(sz)
-		}
-	}
+	ids := g.groupIDs(b, rows)
 	g.changed = winGrow(g.changed, n)
 	clear(g.changed)
-	for i, a := range g.accs {
+	for i, a := range g.iacc {
 		var arr arrow.Array
 		if c := g.cfg.Aggs[i].Arg; c >= 0 {
 			arr = b.Column(c)
@@ -149,8 +171,47 @@ func (g *GroupAgg) Add(b *vector.Batch) (*vector.Batch, error) {
 			idx, old, kinds = append(idx, int32(k), int32(k)), append(old, true, false), append(kinds, vector.UpdateBefore, vector.UpdateAfter)
 		}
 	}
+	if len(g.accs) == 0 {
+		kinds = nil // without aggregates only inserts happen: an insert-only stream
+	}
+	return g.output(b, rows, idx, old, kinds), nil
+}
+
+// groupIDs finds or creates the group of each of rows (b's live rows) and
+// makes room for new groups in the per-group columns.
+func (g *GroupAgg) groupIDs(b *vector.Batch, rows []int32) []int32 {
+	n := len(rows)
+	g.zeros = winGrow(g.zeros, n)
+	clear(g.zeros)
+	g.cols = g.cols[:0]
+	for _, k := range g.cfg.Keys {
+		g.cols = append(g.cols, b.Column(k))
+	}
+	ids := g.tbl.lookup(g.zeros, rows, g.cols, n)
+	g.grow(g.tbl.size())
+	return ids
+}
+
+// grow makes room for group ids < sz.
+func (g *GroupAgg) grow(sz int) {
+	if sz <= len(g.seen) {
+		return
+	}
+	g.seen = append(g.seen, make([]bool, sz-len(g.seen))...)
+	if g.cfg.Retract {
+		g.nrows = append(g.nrows, make([]int64, sz-len(g.nrows))...)
+	}
+	for _, a := range g.accs {
+		a.grow(sz)
+	}
+}
+
+// output builds the changelog batch of entries idx (indexes into rows, the
+// live rows of b): each entry's keys from b, its aggregates' old or new
+// image, kinds (nil: an insert-only batch). It returns nil for no entries.
+func (g *GroupAgg) output(b *vector.Batch, rows, idx []int32, old []bool, kinds []vector.RowKind) *vector.Batch {
 	if len(idx) == 0 {
-		return nil, nil
+		return nil
 	}
 	cols := make([]arrow.Array, 0, g.schema.NumFields())
 	phys := make([]int32, len(idx))
@@ -168,26 +229,14 @@ func (g *GroupAgg) Add(b *vector.Batch) (*vector.Batch, error) {
 		c.Release()
 	}
 	out := vector.New(rec)
-	if len(g.accs) > 0 {
-		out.Kinds = kinds
-	} // without aggregates only inserts happen: an insert-only stream
-	return out, nil
+	out.Kinds = kinds
+	return out
 }
 
 // insertRows returns the live rows of b (reusing *scratch when b is dense)
 // and fails if one of them is not an insert: what names the operator.
 func insertRows(b *vector.Batch, scratch *[]int32, what string) ([]int32, error) {
-	rows := b.Sel
-	if rows == nil {
-		n := b.NumRows()
-		if cap(*scratch) < n {
-			*scratch = make([]int32, n)
-			for i := range *scratch {
-				(*scratch)[i] = int32(i)
-			}
-		}
-		rows = (*scratch)[:n]
-	}
+	rows := liveRows(b, scratch)
 	if b.Kinds != nil {
 		for _, i := range rows {
 			if b.Kinds[i] != vector.Insert {
@@ -198,13 +247,29 @@ func insertRows(b *vector.Batch, scratch *[]int32, what string) ([]int32, error)
 	return rows, nil
 }
 
+// liveRows returns the live rows of b: b.Sel, or 0..n-1 from *scratch
+// (made once) when b is dense.
+func liveRows(b *vector.Batch, scratch *[]int32) []int32 {
+	if b.Sel != nil {
+		return b.Sel
+	}
+	n := b.NumRows()
+	if cap(*scratch) < n {
+		*scratch = make([]int32, n)
+		for i := range *scratch {
+			(*scratch)[i] = int32(i)
+		}
+	}
+	return (*scratch)[:n]
+}
+
 // newGroupAcc makes the accumulator of f over in. It supports what the
 // window aggregate does (newAggState), with the same result types and
 // values: SUM of integers is BIGINT (the low 64 bits of an exact 128-bit
 // sum), AVG of integers and SUM/AVG of floats DOUBLE (compensated float
 // sums), SUM/AVG of DECIMAL(p, s) DECIMAL(38, s) / DECIMAL(38, max(s, 6)),
 // MIN/MAX the argument's type.
-func newGroupAcc(f AggFunc, in arrow.DataType) (groupAcc, error) {
+func newGroupAcc(f AggFunc, in arrow.DataType) (insertAcc, error) {
 	switch f {
 	case AggCountStar, AggCount:
 		return &gaCount{star: f == AggCountStar}, nil
@@ -345,11 +410,12 @@ func gaBuildBits(mem memory.Allocator, m *gaImg[uint64], float bool, idx []int32
 // reports its low 64 bits, wrapping like BIGINT arithmetic, AVG divides
 // the exact sum. Images are kept as bits (int64 or float64).
 type gaIntSum[T int8 | int16 | int32 | int64] struct {
-	avg bool
-	n   []int64
-	lo  []uint64
-	hi  []int64
-	img gaImg[uint64]
+	avg     bool
+	retract bool // over a changelog: the state counts SUM's values too
+	n       []int64
+	lo      []uint64
+	hi      []int64
+	img     gaImg[uint64]
 }
 
 func (a *gaIntSum[T]) typ() arrow.DataType {
@@ -405,6 +471,10 @@ type gaFloatSum[T float32 | float64] struct {
 	n    []int64
 	s, c []float64
 	img  gaImg[uint64]
+	// Over a changelog, non-finite values are counted apart in nf
+	// (stepChanges).
+	retract bool
+	nf      []gaNonFinite
 }
 
 func (a *gaFloatSum[T]) typ() arrow.DataType { return arrow.PrimitiveTypes.Float64 }
@@ -413,6 +483,9 @@ func (a *gaFloatSum[T]) grow(n int) {
 	a.n = append(a.n, make([]int64, n-len(a.n))...)
 	a.s = append(a.s, make([]float64, n-len(a.s))...)
 	a.c = append(a.c, make([]float64, n-len(a.c))...)
+	if a.retract {
+		a.nf = append(a.nf, make([]gaNonFinite, n-len(a.nf))...)
+	}
 }
 
 func (a *gaFloatSum[T]) out(id int32) (uint64, bool) {
@@ -423,6 +496,11 @@ func (a *gaFloatSum[T]) out(id int32) (uint64, bool) {
 	v := s + a.c[id]
 	if math.IsInf(s, 0) || s != s {
 		v = s // the error terms of an infinite sum are NaN
+	}
+	if a.retract {
+		if f, ok := a.nf[id].value(); ok {
+			v += f
+		}
 	}
 	if a.avg {
 		v /= float64(a.n[id])
@@ -457,11 +535,12 @@ func (a *gaFloatSum[T]) build(mem memory.Allocator, idx []int32, old []bool) arr
 // aggregate's (aggDecState): SUM is DECIMAL(38, s), AVG DECIMAL(38,
 // max(s, 6)) rounded half up.
 type gaDecSum struct {
-	dt  *arrow.Decimal128Type
-	avg bool
-	n   []int64
-	sum []decimal128.Num
-	img gaImg[decimal128.Num]
+	dt      *arrow.Decimal128Type
+	avg     bool
+	retract bool // over a changelog: the state counts SUM's values too
+	n       []int64
+	sum     []decimal128.Num
+	img     gaImg[decimal128.Num]
 }
 
 func (a *gaDecSum) typ() arrow.DataType {

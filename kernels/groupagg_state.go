@@ -20,14 +20,22 @@ import (
 // aggregate's accumulators (agg_<column>_<what>). Every group in the table
 // has emitted (a group's first row emits +I), and the values it emitted
 // last are those of its accumulators, so they are all the next changelog
-// row needs.
+// row needs. Over a changelog (Retract) a row also holds the group's
+// number of rows (row_count, never 0: an emptied group is forgotten).
 const SlotGroupAgg = "group_agg"
 
-// stateFields are the value columns of the group_agg slot: the keys, then
-// each aggregate's accumulators; accs[i] is the range of aggregate i.
+// colRowCount is the group_agg column of a group's row count (Retract).
+const colRowCount = "row_count"
+
+// stateFields are the value columns of the group_agg slot: the keys, the
+// row count (Retract), then each aggregate's accumulators; accs[i] is the
+// range of aggregate i.
 func (g *GroupAgg) stateFields() (fields []arrow.Field, accs [][2]int) {
 	for i, c := range g.cfg.Keys {
 		fields = append(fields, arrow.Field{Name: "key_" + g.schema.Field(i).Name, Type: g.cfg.Input.Field(c).Type})
+	}
+	if g.cfg.Retract {
+		fields = append(fields, arrow.Field{Name: colRowCount, Type: arrow.PrimitiveTypes.Int64})
 	}
 	for i, a := range g.accs {
 		prefix := "agg_count_star_"
@@ -105,6 +113,11 @@ func (g *GroupAgg) snapshotChunk(p *checkpoint.PartWriter, mem memory.Allocator,
 	if err != nil {
 		return err
 	}
+	if g.cfg.Retract {
+		c := int64Col(mem, len(ids), func(j int) int64 { return g.nrows[ids[j]] })
+		vals[colRowCount] = c
+		owned = append(owned, c)
+	}
 	for i, a := range g.accs {
 		for j, col := range a.snapshot(mem, ids) {
 			vals[fields[accs[i][0]+j].Name] = col
@@ -168,14 +181,21 @@ func (g *GroupAgg) restoreRows(sc *stateCols, fields []arrow.Field, accs [][2]in
 	if len(g.tbl.newIDs) != m {
 		return fmt.Errorf("%d groups repeat the key of another row", m-len(g.tbl.newIDs))
 	}
-	if sz := g.tbl.size(); sz > len(g.seen) {
-		g.seen = append(g.seen, make([]bool, sz-len(g.seen))...)
-		for _, a := range g.accs {
-			a.grow(sz)
-		}
-	}
+	g.grow(g.tbl.size())
 	for _, id := range ids {
 		g.seen[id] = true
+	}
+	if g.cfg.Retract {
+		n, err := sc.int64s(colRowCount)
+		if err != nil {
+			return err
+		}
+		for j, id := range ids {
+			if n[j] <= 0 {
+				return fmt.Errorf("state column %s: a group of %d rows", colRowCount, n[j])
+			}
+			g.nrows[id] = n[j]
+		}
 	}
 	for i, a := range g.accs {
 		cols := make([]arrow.Array, 0, accs[i][1]-accs[i][0])
@@ -388,41 +408,53 @@ func (a *gaCount) restore(ids []int32, cols []arrow.Array) error {
 // SUM keeps its sum (NULL before the first value); AVG its sum as avg_sum
 // and the number of values as avg_count. Integer sums are exact
 // DECIMAL(38, 0), decimal sums DECIMAL(38, s), float sums DOUBLE with the
-// compensation in sum_err (the sum is sum + sum_err).
+// compensation in sum_err (the sum is sum + sum_err). Over a changelog a
+// SUM counts its values too (sum_count: it is NULL again when all are
+// retracted), and a float sum its non-finite values (sum_nan,
+// sum_pos_inf, sum_neg_inf), kept apart from the finite sum.
 
 // gaSumFields names the state columns of a SUM or AVG whose sum columns
-// have types sums.
-func gaSumFields(p string, avg bool, sums ...arrow.DataType) []arrow.Field {
+// have types sums: the sums, the number of values (AVG, or SUM over a
+// changelog), and the non-finite counts of a float sum over a changelog.
+func gaSumFields(p string, avg, retract, float bool, sums ...arrow.DataType) []arrow.Field {
 	names := []string{"sum", "sum_err"}
+	count := "sum_count"
 	if avg {
 		p += "avg_"
+		count = "count"
 	}
 	var f []arrow.Field
 	for i, t := range sums {
 		f = append(f, arrow.Field{Name: p + names[i], Type: t})
 	}
-	if avg {
-		f = append(f, arrow.Field{Name: p + "count", Type: arrow.PrimitiveTypes.Int64})
+	if avg || retract {
+		f = append(f, arrow.Field{Name: p + count, Type: arrow.PrimitiveTypes.Int64})
+	}
+	if retract && float {
+		for _, w := range []string{"sum_nan", "sum_pos_inf", "sum_neg_inf"} {
+			f = append(f, arrow.Field{Name: p + w, Type: arrow.PrimitiveTypes.Int64})
+		}
 	}
 	return f
 }
 
-// gaSumSnapshot appends avg_count (for AVG) to the sum columns.
-func gaSumSnapshot(mem memory.Allocator, avg bool, ids []int32, n []int64, cols ...arrow.Array) []arrow.Array {
-	if avg {
+// gaSumSnapshot appends the number of values (when counted) to the sum
+// columns.
+func gaSumSnapshot(mem memory.Allocator, counted bool, ids []int32, n []int64, cols ...arrow.Array) []arrow.Array {
+	if counted {
 		cols = append(cols, int64Col(mem, len(ids), func(j int) int64 { return n[ids[j]] }))
 	}
 	return cols
 }
 
-// gaSumCounts sets n from avg_count (AVG) or, for SUM, to 1 where the sum
-// is not NULL (a SUM's count only tells whether it has a value).
-func gaSumCounts(avg bool, ids []int32, n []int64, cols []arrow.Array) {
-	last := cols[len(cols)-1]
+// gaSumCounts sets n from the count column cols[at] (when counted) or, for
+// an insert-only SUM, to 1 where the sum is not NULL (its count only tells
+// whether it has a value).
+func gaSumCounts(counted bool, ids []int32, n []int64, cols []arrow.Array, at int) {
 	for j, id := range ids {
 		switch {
-		case avg:
-			n[id] = last.(*array.Int64).Value(j)
+		case counted:
+			n[id] = cols[at].(*array.Int64).Value(j)
 		case cols[0].IsValid(j):
 			n[id] = 1
 		default:
@@ -432,7 +464,7 @@ func gaSumCounts(avg bool, ids []int32, n []int64, cols []arrow.Array) {
 }
 
 func (a *gaIntSum[T]) stateFields(p string) []arrow.Field {
-	return gaSumFields(p, a.avg, decSumType)
+	return gaSumFields(p, a.avg, a.retract, false, decSumType)
 }
 
 func (a *gaIntSum[T]) snapshot(mem memory.Allocator, ids []int32) []arrow.Array {
@@ -444,7 +476,7 @@ func (a *gaIntSum[T]) snapshot(mem memory.Allocator, ids []int32) []arrow.Array 
 		}
 		o.vals[j] = decimal128.New(a.hi[id], a.lo[id])
 	}
-	return gaSumSnapshot(mem, a.avg, ids, a.n, o.finish())
+	return gaSumSnapshot(mem, a.avg || a.retract, ids, a.n, o.finish())
 }
 
 func (a *gaIntSum[T]) restore(ids []int32, cols []arrow.Array) error {
@@ -456,13 +488,13 @@ func (a *gaIntSum[T]) restore(ids []int32, cols []arrow.Array) error {
 			a.hi[id], a.lo[id] = v.HighBits(), v.LowBits()
 		}
 	}
-	gaSumCounts(a.avg, ids, a.n, cols)
+	gaSumCounts(a.avg || a.retract, ids, a.n, cols, 1)
 	return nil
 }
 
 func (a *gaFloatSum[T]) stateFields(p string) []arrow.Field {
 	f64 := arrow.PrimitiveTypes.Float64
-	return gaSumFields(p, a.avg, f64, f64)
+	return gaSumFields(p, a.avg, a.retract, true, f64, f64)
 }
 
 func (a *gaFloatSum[T]) snapshot(mem memory.Allocator, ids []int32) []arrow.Array {
@@ -478,7 +510,13 @@ func (a *gaFloatSum[T]) snapshot(mem memory.Allocator, ids []int32) []arrow.Arra
 		}
 		cols[i] = o.finish()
 	}
-	return gaSumSnapshot(mem, a.avg, ids, a.n, cols...)
+	cols = gaSumSnapshot(mem, a.avg || a.retract, ids, a.n, cols...)
+	if a.retract {
+		for w := range len(gaNonFinite{}) {
+			cols = append(cols, int64Col(mem, len(ids), func(j int) int64 { return a.nf[ids[j]][w] }))
+		}
+	}
+	return cols
 }
 
 func (a *gaFloatSum[T]) restore(ids []int32, cols []arrow.Array) error {
@@ -491,12 +529,20 @@ func (a *gaFloatSum[T]) restore(ids []int32, cols []arrow.Array) error {
 			}
 		}
 	}
-	gaSumCounts(a.avg, ids, a.n, cols)
+	gaSumCounts(a.avg || a.retract, ids, a.n, cols, 2)
+	if a.retract {
+		for w := range len(gaNonFinite{}) {
+			c := cols[3+w].(*array.Int64)
+			for j, id := range ids {
+				a.nf[id][w] = c.Value(j)
+			}
+		}
+	}
 	return nil
 }
 
 func (a *gaDecSum) stateFields(p string) []arrow.Field {
-	return gaSumFields(p, a.avg, &arrow.Decimal128Type{Precision: 38, Scale: a.dt.Scale})
+	return gaSumFields(p, a.avg, a.retract, false, &arrow.Decimal128Type{Precision: 38, Scale: a.dt.Scale})
 }
 
 func (a *gaDecSum) snapshot(mem memory.Allocator, ids []int32) []arrow.Array {
@@ -508,7 +554,7 @@ func (a *gaDecSum) snapshot(mem memory.Allocator, ids []int32) []arrow.Array {
 		}
 		o.vals[j] = a.sum[id]
 	}
-	return gaSumSnapshot(mem, a.avg, ids, a.n, o.finish())
+	return gaSumSnapshot(mem, a.avg || a.retract, ids, a.n, o.finish())
 }
 
 func (a *gaDecSum) restore(ids []int32, cols []arrow.Array) error {
@@ -519,7 +565,7 @@ func (a *gaDecSum) restore(ids []int32, cols []arrow.Array) error {
 			a.sum[id] = s.Value(j)
 		}
 	}
-	gaSumCounts(a.avg, ids, a.n, cols)
+	gaSumCounts(a.avg || a.retract, ids, a.n, cols, 1)
 	return nil
 }
 

@@ -227,17 +227,18 @@ func TestGroupAggSnapshotRestore(t *testing.T) {
 				for n := 0; n < len(rows); n += sizes[len(sizes)-1] {
 					sizes = append(sizes, size())
 				}
-				want := gaStateRun(t, c, cfg, rows, sizes, nil)
-				got := gaStateRun(t, c, cfg, rows, sizes, rng)
+				want := gaStateRun(t, c, cfg, rows, nil, sizes, nil)
+				got := gaStateRun(t, c, cfg, rows, nil, sizes, rng)
 				stateCompare(t, fmt.Sprintf("batch=%d", bs), got, want)
 			}
 		})
 	}
 }
 
-// gaStateRun feeds rows in batches of the given sizes; with cut set, it
-// checkpoints after random batches and continues in a restored aggregate.
-func gaStateRun(t *testing.T, c wtCase, cfg GroupAggConfig, rows []*wtRow, sizes []int, cut *rand.Rand) []string {
+// gaStateRun feeds rows (a changelog of kinds; nil: inserts) in batches of
+// the given sizes; with cut set, it checkpoints after random batches and
+// continues in a restored aggregate.
+func gaStateRun(t *testing.T, c wtCase, cfg GroupAggConfig, rows []*wtRow, kinds []vector.RowKind, sizes []int, cut *rand.Rand) []string {
 	// The uninterrupted run checks leaks cheaply, the cut run thoroughly.
 	var mem memory.Allocator = &wtCountingAlloc{mem: memory.NewGoAllocator()}
 	if cut != nil {
@@ -276,6 +277,21 @@ func gaStateRun(t *testing.T, c wtCase, cfg GroupAggConfig, rows []*wtRow, sizes
 		n = min(n, len(rows))
 		b := wtBatch(in, cfg.Input, rows[:n], brng, brng.IntN(2) == 0)
 		rows = rows[n:]
+		if kinds != nil {
+			// Dead rows get any kind: not live, they must not count.
+			b.Kinds = make([]vector.RowKind, b.NumRows())
+			for i := range b.Kinds {
+				b.Kinds[i] = vector.RowKind(brng.IntN(4))
+			}
+			for k, kind := range kinds[:n] {
+				i := k
+				if b.Sel != nil {
+					i = int(b.Sel[k])
+				}
+				b.Kinds[i] = kind
+			}
+			kinds = kinds[n:]
+		}
 		res, err := g.Add(b)
 		b.Release()
 		if err != nil {
