@@ -12,9 +12,10 @@ import (
 	"github.com/clink-dev/clink/substrait"
 )
 
-// aggregate plans an AggregateRel. Only window aggregates run in this
-// version: the first two grouping expressions must be window_start and
-// window_end of Clink's extension with the same arguments.
+// aggregate plans an AggregateRel: a window aggregate when the grouping
+// starts with window_start and window_end of Clink's extension (with the
+// same arguments), otherwise an unwindowed (updating) aggregate, which
+// also accepts a changelog input (retracting its -U/-D rows).
 func (b *builder) aggregate(a *pb.AggregateRel) (*chain, error) {
 	c, err := b.rel(a.GetInput())
 	if err != nil {
@@ -48,9 +49,9 @@ func (b *builder) aggregate(a *pb.AggregateRel) (*chain, error) {
 			return nil, err
 		}
 		keyExprs = groups[2:]
-	} else if c.updating {
-		return nil, fmt.Errorf("GROUP BY over an updating (changelog) input is not supported")
 	}
+	// An unwindowed aggregate over a changelog retracts its -U/-D rows.
+	retract := !windowed && c.updating
 
 	// Every input the kernel reads must be a column: expressions that are
 	// not plain references are computed by a projection in front of it.
@@ -145,14 +146,15 @@ func (b *builder) aggregate(a *pb.AggregateRel) (*chain, error) {
 		cfg.KeyNames = append(cfg.KeyNames, c.schema.Field(k).Name)
 	}
 	if !windowed {
-		agg, err := kernels.NewGroupAgg(kernels.GroupAggConfig{Input: cfg.Input, Keys: cfg.Keys, KeyNames: cfg.KeyNames, Aggs: cfg.Aggs}, b.env.Runtime.Mem)
+		agg, err := kernels.NewGroupAgg(kernels.GroupAggConfig{Input: cfg.Input, Keys: cfg.Keys, KeyNames: cfg.KeyNames, Aggs: cfg.Aggs, Retract: retract}, b.env.Runtime.Mem)
 		if err != nil {
 			return nil, err
 		}
 		c.add("group_aggregate", &op.GroupAgg{Agg: agg}, agg.OutputSchema())
-		// Without aggregates (SELECT DISTINCT) a group never changes after
-		// its first row: the output is insert-only.
-		c.updating = len(cfg.Aggs) > 0
+		// Without aggregates (SELECT DISTINCT) a group of an insert-only
+		// input never changes after its first row: the output is
+		// insert-only. Over a changelog a group can be deleted.
+		c.updating = len(cfg.Aggs) > 0 || retract
 		return c, b.emit(c, a.GetCommon())
 	}
 	if cfg.AllowedLateness, err = allowedLateness(a); err != nil {

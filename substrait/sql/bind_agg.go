@@ -99,17 +99,11 @@ func (b *binder) aggregate(s *Select, rel *pb.Rel, sc *scope) (*pb.Rel, *scope, 
 }
 
 // updatingAggregate binds GROUP BY without a window (or a global
-// aggregate): an updating aggregate whose output is a changelog. Over an
-// unbounded source its state grows without end, so the script must accept
-// that explicitly.
+// aggregate): an updating aggregate whose output is a changelog. Its input
+// may be a changelog too (an aggregate of an aggregate): -U and -D rows
+// retract. Over an unbounded source its state grows without end, so the
+// script must accept that explicitly.
 func (b *binder) updatingAggregate(s *Select, rel *pb.Rel, sc *scope, keys []Expr) (*pb.Rel, *scope, error) {
-	if sc.updating {
-		pos := s.Pos
-		if len(s.GroupBy) > 0 {
-			pos = s.GroupBy[0].Position()
-		}
-		return nil, nil, b.errf(pos, "GROUP BY over an updating (changelog) input is not supported yet: aggregate the insert-only input directly")
-	}
 	if sc.unbounded && !b.unboundedState {
 		pos := s.Pos
 		if len(s.GroupBy) > 0 {
@@ -292,6 +286,12 @@ func (b *binder) measure(f *FuncCall, sc *scope) (*pb.AggregateRel_Measure, arro
 			return nil, nil, err
 		}
 		args = append(args, v)
+	}
+	if f.Filter != nil {
+		var err error
+		if args, err = b.aggFilter(f, args, sc); err != nil {
+			return nil, nil, err
+		}
 	}
 	i64, f64 := arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Float64
 	var out arrow.DataType
