@@ -506,6 +506,7 @@ type FuncCall struct {
 	Args     []Expr
 	Star     bool        // COUNT(*)
 	Distinct bool        // COUNT(DISTINCT x)
+	Filter   Expr        // agg(...) FILTER (WHERE Filter); nil if absent
 	Over     *WindowSpec // nil unless a window function call
 	Pos      Pos
 }

@@ -36,7 +36,8 @@ var funcURN = map[string]string{
 	"floor": substrait.URNRounding, "ceil": substrait.URNRounding, "round": substrait.URNRounding,
 	"extract": substrait.URNDatetime,
 	"nullif":  substrait.URNClink, "split_part": substrait.URNClink, "date_trunc": substrait.URNClink,
-	"to_timestamp": substrait.URNClink, "to_timestamp_ltz": substrait.URNClink,
+	"to_timestamp": substrait.URNClink, "to_timestamp_ltz": substrait.URNClink, "date_format": substrait.URNClink,
+	"regexp_extract": substrait.URNClink, "regexp": substrait.URNClink,
 }
 
 // sqlFuncs maps the SQL names users write to registry names.
@@ -47,7 +48,8 @@ var sqlFuncs = map[string]string{
 	"ABS": "abs", "FLOOR": "floor", "CEIL": "ceil", "CEILING": "ceil", "ROUND": "round",
 	"MOD": "modulus", "POWER": "power", "POW": "power", "SQRT": "sqrt",
 	"NULLIF": "nullif", "COALESCE": "coalesce", "DATE_TRUNC": "date_trunc",
-	"TO_TIMESTAMP": "to_timestamp", "TO_TIMESTAMP_LTZ": "to_timestamp_ltz",
+	"TO_TIMESTAMP": "to_timestamp", "TO_TIMESTAMP_LTZ": "to_timestamp_ltz", "DATE_FORMAT": "date_format",
+	"REGEXP_EXTRACT": "regexp_extract", "REGEXP": "regexp",
 }
 
 // compound is a function's signature name as the extension files declare
@@ -549,6 +551,7 @@ func visitExpr(e Expr, fn func(Expr)) {
 		for _, a := range x.Args {
 			visitExpr(a, fn)
 		}
+		visitExpr(x.Filter, fn)
 	case *CastExpr:
 		visitExpr(x.X, fn)
 	case *CaseExpr:

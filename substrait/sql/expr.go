@@ -426,6 +426,25 @@ func (p *parser) parseCall(name Ident) (Expr, error) {
 	if _, err := p.expectOp(")"); err != nil {
 		return nil, err
 	}
+	if p.isKw("FILTER") && isOp(p.peekAt(1), "(") && isKw(p.peekAt(2), "WHERE") {
+		// agg(...) FILTER (WHERE cond); FILTER stays usable as a name.
+		pos := p.next().pos
+		p.next()
+		p.next()
+		if f.Quoted || !aggregateNames[f.Name] {
+			return nil, p.errorf(pos, "FILTER (WHERE ...) applies only to the aggregate functions COUNT, SUM, AVG, MIN and MAX, not %s", f.Name)
+		}
+		var err error
+		if f.Filter, err = p.parseExpr(); err != nil {
+			return nil, err
+		}
+		if _, err := p.expectOp(")"); err != nil {
+			return nil, err
+		}
+		if t := p.peek(); isKw(t, "OVER") {
+			return nil, p.errorf(t.pos, "FILTER (WHERE ...) with OVER is not supported")
+		}
+	}
 	if p.isKw("OVER") {
 		var err error
 		if f.Over, err = p.parseWindowSpec(); err != nil {

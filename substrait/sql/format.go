@@ -267,6 +267,11 @@ func (p *printer) funcCall(f *FuncCall) {
 		p.exprs(f.Args)
 	}
 	p.WriteByte(')')
+	if f.Filter != nil {
+		p.WriteString(" FILTER (WHERE ")
+		p.expr(f.Filter, precLowest)
+		p.WriteByte(')')
+	}
 	if f.Over != nil {
 		p.WriteString(" OVER (")
 		p.windowSpec(f.Over)

@@ -98,6 +98,7 @@ func Inspect(node Node, f func(Node) bool) {
 		walkExpr(n.Escape, f)
 	case *FuncCall:
 		walkExprs(n.Args, f)
+		walkExpr(n.Filter, f)
 		if n.Over != nil {
 			walk(n.Over)
 		}
