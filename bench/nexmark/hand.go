@@ -194,11 +194,14 @@ func (q *q3) Auction(a *gen.Auction) {
 	}
 }
 
-// q4: the highest bid of each auction between its start and its expiry.
-// Auctions wait in a map until the watermark passes their expiry; a bid
-// read before its auction (the two topics are fetched independently, so
-// bids may run ahead) waits until the watermark shows its auction cannot
-// come any more.
+// q4: per category, the average (truncated, as Flink's AVG of a BIGINT)
+// of the winning bids of its auctions, the winning bid being the highest
+// between the auction's start and its expiry. Auctions wait in a map
+// until the watermark passes their expiry; a bid read before its auction
+// (the two topics are fetched independently, so bids may run ahead) waits
+// until the watermark shows its auction cannot come any more. Each
+// category keeps the sum and number of its auctions' winning bids: a new
+// winning bid replaces its auction's old one in the sum.
 type q4 struct {
 	none
 	out      *Out
@@ -207,7 +210,10 @@ type q4 struct {
 	order    []*q4Auction // by start, for eviction
 	early    map[int64][]q4Bid
 	earlyQ   []q4Early // early bids in arrival (event-time) order
+	cats     map[int64]*q4Category
 }
+
+type q4Category struct{ sum, n int64 }
 
 type q4Auction struct {
 	id, cat, start, expires, best int64
@@ -219,7 +225,7 @@ type q4Bid struct{ price, ts int64 }
 type q4Early struct{ auction, ts int64 }
 
 func newQ4(out *Out) Handler {
-	return &q4{out: out, wm: newWatermarks(gen.KindAuction, gen.KindBid), auctions: map[int64]*q4Auction{}, early: map[int64][]q4Bid{}}
+	return &q4{out: out, wm: newWatermarks(gen.KindAuction, gen.KindBid), auctions: map[int64]*q4Auction{}, early: map[int64][]q4Bid{}, cats: map[int64]*q4Category{}}
 }
 
 func (q *q4) Auction(a *gen.Auction) {
@@ -249,10 +255,28 @@ func (q *q4) apply(x *q4Auction, price, ts int64) {
 	if ts < x.start || ts > x.expires || ts > x.start+20000 {
 		return
 	}
-	if !x.has || price > x.best {
-		x.best, x.has = price, true
+	if x.has && price <= x.best {
+		return
+	}
+	c := q.cats[x.cat]
+	if c == nil {
+		c = &q4Category{}
+		q.cats[x.cat] = c
+	}
+	had, before := c.n > 0, int64(0)
+	if had {
+		before = c.sum / c.n
+	}
+	if x.has {
+		c.sum += price - x.best
+	} else {
+		c.sum += price
+		c.n++
+	}
+	x.best, x.has = price, true
+	if avg := c.sum / c.n; !had || avg != before {
 		if q.out.Collect {
-			q.out.upsert(itoa(x.id)+"|"+itoa(x.cat), itoa(x.id), itoa(x.cat), itoa(price))
+			q.out.upsert(itoa(x.cat), itoa(x.cat), itoa(avg))
 		} else {
 			q.out.Rows++
 		}
