@@ -83,6 +83,8 @@ var printTests = []struct{ src, want string }{
 	{"SELECT TIMESTAMP '2026-03-01 08:00:00', DATE '2026-03-01'", ""},
 	// functions
 	{"SELECT count(*), COUNT(DISTINCT a), Avg(temperature), f(), g(ALL a)", "SELECT COUNT(*), COUNT(DISTINCT a), AVG(temperature), F(), G(a)"},
+	{"SELECT count(*) filter (where a > 1 and b), COUNT(DISTINCT a) FILTER (WHERE b) + 1, SUM(x) FILTER (WHERE k IN (1, 2)) AS s, COUNT(*) filter",
+		"SELECT COUNT(*) FILTER (WHERE a > 1 AND b), COUNT(DISTINCT a) FILTER (WHERE b) + 1, SUM(x) FILTER (WHERE k IN (1, 2)) AS s, COUNT(*) AS filter"},
 	{"SELECT `myFunc`(a), \"F\"(b, c), f.g", "SELECT `myFunc`(a), `F`(b, c), f.g"},
 	{"SELECT CAST(a AS BIGINT), TRY_CAST(b AS string), cast(c as decimal(10, 2))", "SELECT CAST(a AS BIGINT), TRY_CAST(b AS VARCHAR), CAST(c AS DECIMAL(10, 2))"},
 	{"SELECT CASE WHEN a > 1 THEN 'x' WHEN a > 0 THEN 'y' ELSE 'z' END, CASE a WHEN 1 THEN 2 END", ""},
