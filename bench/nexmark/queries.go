@@ -71,6 +71,11 @@ func sqlOf(name string) string {
 	return string(b)
 }
 
+// dailyCols are the statistics columns of q15 and q16.
+var dailyCols = []string{"total_bids", "rank1_bids", "rank2_bids", "rank3_bids",
+	"total_bidders", "rank1_bidders", "rank2_bidders", "rank3_bidders",
+	"total_auctions", "rank1_auctions", "rank2_auctions", "rank3_auctions"}
+
 var (
 	bidT     = []gen.Kind{gen.KindBid}
 	bidCols  = []string{"auction", "bidder", "price", "dateTime", "extra"}
@@ -123,6 +128,18 @@ ON B.price = B1.maxprice AND B.dateTime BETWEEN B1.dateTime - INTERVAL '10' SECO
 		{Name: "q12", Tables: bidT, Columns: []string{"bidder", "bid_count", "window_start", "window_end"}, Stateful: true, Target: 370e3, ClinkCPP: 183344,
 			Adapted: "event-time windows on dateTime (Flink: processing time)",
 			Latency: &Latency{Windowed: true, Col: "window_end"}, New: newQ12},
+		{Name: "q15", Tables: bidT, Columns: append([]string{"day"}, dailyCols...), Key: []string{"day"}, Stateful: true,
+			Adapted:   "the day is DATE_FORMAT(TO_TIMESTAMP_LTZ(dateTime, 3), 'yyyy-MM-dd') (dateTime is BIGINT epoch ms; days in UTC)",
+			NoLatency: "updating result: a row's change, not its event time, is the news", New: newQ15},
+		{Name: "q16", Tables: bidT, Columns: append([]string{"channel", "day", "minute"}, dailyCols...), Key: []string{"channel", "day"}, Stateful: true,
+			Adapted:   "the day and minute are DATE_FORMAT(TO_TIMESTAMP_LTZ(dateTime, 3), ...) (dateTime is BIGINT epoch ms; UTC)",
+			NoLatency: "updating result: a row's change, not its event time, is the news", New: newQ16},
+		{Name: "q17", Tables: bidT, Columns: []string{"auction", "day", "total_bids", "rank1_bids", "rank2_bids", "rank3_bids", "min_price", "max_price", "avg_price", "sum_price"},
+			Key: []string{"auction", "day"}, Stateful: true,
+			Adapted:   "the day is DATE_FORMAT(TO_TIMESTAMP_LTZ(dateTime, 3), 'yyyy-MM-dd') (UTC); AVG(price) (a BIGINT in Flink) as CAST(AVG(price) AS BIGINT)",
+			NoLatency: "updating result: a row's change, not its event time, is the news", New: newQ17},
+		{Name: "q21", Tables: bidT, Columns: []string{"auction", "bidder", "price", "channel", "channel_id"},
+			NoLatency: "the result carries no event time", New: newQ21},
 	} {
 		q.SQL = sqlOf(q.Name)
 		registry[q.Name] = q
