@@ -208,10 +208,8 @@ func (r *scRegex) find(s []byte, subs bool) []int {
 		if q < 0 {
 			return nil
 		}
-		if start = q - r.lead; start > 0 {
+		if start = scWindowStart(s, q-r.lead); start > 0 {
 			re = r.notStart
-		} else {
-			start = 0
 		}
 	} else if r.need != nil && !bytes.Contains(s, r.need) {
 		return nil
@@ -232,6 +230,20 @@ func (r *scRegex) find(s []byte, subs bool) []int {
 	return loc
 }
 
+// scWindowStart is where a windowed search of s starts: at p (>= 0),
+// moved back to the start of the character p is in, so that the engine
+// decodes the same characters as over the whole text (from inside a
+// character it would read its tail as U+FFFD, which a class may match).
+func scWindowStart(s []byte, p int) int {
+	if p <= 0 {
+		return 0
+	}
+	for p > 0 && s[p]&0xC0 == 0x80 {
+		p--
+	}
+	return p
+}
+
 // match reports whether s contains a match.
 func (r *scRegex) match(s []byte) bool {
 	if r.lit != nil {
@@ -239,7 +251,7 @@ func (r *scRegex) match(s []byte) bool {
 		if q < 0 {
 			return false
 		}
-		if start := q - r.lead; start > 0 {
+		if start := scWindowStart(s, q-r.lead); start > 0 {
 			return r.notStart.Match(s[start:])
 		}
 		return r.re.Match(s)

@@ -255,8 +255,14 @@ func TestRegexpWindow(t *testing.T) {
 		}
 	}
 	r := rand.New(rand.NewSource(94))
-	patterns := []string{"(&|^)channel_id=([^&]*)", "(^|x)ab(c?)", "(?:^a|b)c", "\\Aab", "(a|^)(b)\\b", "x{0,2}(ab)"}
-	alpha := []string{"a", "b", "c", "x", "&", "channel_id=", "\n", "ab", "日"}
+	patterns := []string{"(&|^)channel_id=([^&]*)", "(^|x)ab(c?)", "(?:^a|b)c", "\\Aab", "(a|^)(b)\\b", "x{0,2}(ab)",
+		// A window starting inside a character must not read its tail as
+		// U+FFFD, which this class matches.
+		"[\\x{FFFD}-\\x{FFFF}]ab", ".?(ab)"}
+	alpha := []string{"a", "b", "c", "x", "&", "channel_id=", "\n", "ab", "日", "😀", "é"}
+	if m := etMustRegex(t, "[\\x{FFFD}-\\x{FFFF}]ab").find([]byte("😀ab"), false); m != nil {
+		t.Errorf("a window inside a character matched: %v", m)
+	}
 	for _, p := range patterns {
 		want := regexp.MustCompile(p)
 		got, err := compileScRegex(p)
@@ -288,4 +294,13 @@ func slicesEqual(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+func etMustRegex(t *testing.T, p string) *scRegex {
+	t.Helper()
+	r, err := compileScRegex(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
