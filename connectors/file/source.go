@@ -20,6 +20,11 @@ import (
 )
 
 // NewSource opens the table's path for reading.
+
+// decodePool is the byte budget of the decoder's buffer pool (see
+// vector.Pool): enough for the batches in flight downstream.
+const decodePool = 32 << 20
+
 func (Connector) NewSource(t *connectors.Table) (engine.Source, error) {
 	if f := t.Options["format"]; f != "" && f != "json" {
 		return nil, &connectors.OptionError{Key: "format", Msg: fmt.Sprintf("file source '%s': format '%s' is not readable yet (only 'json'; 'parquet' is a sink format)", t.Name, f)}
@@ -124,7 +129,7 @@ func (s *Source) Run(ctx context.Context, emit func(engine.Message) error) error
 	if err := cjson.CheckSchema(t.Schema); err != nil {
 		return fmt.Errorf("file source '%s': %w", t.Name, err)
 	}
-	dec := cjson.NewDecoder(t.Schema, rt.Mem, cjson.Options{Needed: t.Needed})
+	dec := cjson.NewDecoder(t.Schema, vector.NewPool(rt.Mem, decodePool), cjson.Options{Needed: t.Needed})
 	defer dec.Release()
 	wms := engine.NewPartitionWatermarks(len(s.files), t.WatermarkLag)
 	s.wms = wms

@@ -23,6 +23,10 @@ import (
 // commitInterval is how often read offsets are committed to group_id.
 const commitInterval = 5 * time.Second
 
+// decodePool is the byte budget of the decoder's buffer pool: enough for
+// the batches in flight between the source and its consumers.
+const decodePool = 32 << 20
+
 // NewSource checks the table's options; it contacts no broker (Run does).
 func (Connector) NewSource(t *connectors.Table) (engine.Source, error) {
 	s, err := newSource(t)
@@ -374,7 +378,7 @@ func (s *Source) open(ctx context.Context) (*reader, error) {
 	if r.linger <= 0 {
 		r.linger = 20 * time.Millisecond
 	}
-	r.dec = cjson.NewDecoder(t.Schema, rt.Mem, cjson.Options{Needed: t.Needed})
+	r.dec = cjson.NewDecoder(t.Schema, vector.NewPool(rt.Mem, decodePool), cjson.Options{Needed: t.Needed})
 	r.wms = engine.NewPartitionWatermarks(len(ids), t.WatermarkLag)
 	r.lastWM = engine.MinWatermark
 	if s.restoreTS != nil {
