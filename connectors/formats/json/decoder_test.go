@@ -610,9 +610,9 @@ func TestDecodeNeeded(t *testing.T) {
 		}
 	}
 	for line, want := range map[string]string{
-		`{"A": [1, }`:       "invalid JSON",
-		`{"A": "soon"}`:     `field "A": expected an integer, found "soon"`,
-		`{"s": [1]}`:        `field "s": expected a string, found an array`,
+		`{"A": [1, }`:        "invalid JSON",
+		`{"A": "soon"}`:      `field "A": expected an integer, found "soon"`,
+		`{"s": [1]}`:         `field "s": expected a string, found an array`,
 		`{"s": null, "A": -`: "invalid JSON",
 	} {
 		if err := d.Append([]byte(line)); err == nil || !strings.Contains(err.Error(), want) {
