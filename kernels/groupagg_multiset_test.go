@@ -12,8 +12,12 @@ import (
 // split, shrink, merge and vanish), including runs that empty it.
 func TestMultiset(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	less := cmp.Less[int]
-	for _, span := range []int{3, 300, 20000} {
+	for i, span := range []int{3, 300, 20000, 3, 300, 20000} {
+		// Both finds: the ordered one and the one by a function.
+		find := msFindOrdered[int]
+		if i >= 3 {
+			find = msFindBy(cmp.Less[int])
+		}
 		var m multiset[int]
 		ref := map[int]int64{}
 		for step := range 60000 {
@@ -25,12 +29,12 @@ func TestMultiset(t *testing.T) {
 				}
 			}
 			if r.IntN(2) == 0 && step%20000 <= 12000 {
-				if isNew := m.add(v, less, nil); isNew != (ref[v] == 0) {
+				if isNew := m.add(v, find, nil); isNew != (ref[v] == 0) {
 					t.Fatalf("span %d step %d: add(%d) new=%v, reference holds %d", span, step, v, isNew, ref[v])
 				}
 				ref[v]++
 			} else {
-				held, gone := m.remove(v, less)
+				held, gone := m.remove(v, find)
 				if held != (ref[v] > 0) || gone != (ref[v] == 1) {
 					t.Fatalf("span %d step %d: remove(%d) = %v, %v; reference holds %d", span, step, v, held, gone, ref[v])
 				}
@@ -69,9 +73,15 @@ func msCheck(t *testing.T, m *multiset[int], ref map[int]int64) {
 		}
 		i++
 	})
-	for _, c := range m.chunks {
+	if len(m.tops) != len(m.chunks) {
+		t.Fatalf("%d chunk tops for %d chunks", len(m.tops), len(m.chunks))
+	}
+	for i, c := range m.chunks {
 		if len(c) == 0 || len(c) > msChunk {
 			t.Fatalf("a chunk of %d entries", len(c))
+		}
+		if m.tops[i] != c[len(c)-1].v {
+			t.Fatalf("chunk %d: top %d, last value %d", i, m.tops[i], c[len(c)-1].v)
 		}
 	}
 }

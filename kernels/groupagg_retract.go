@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/bits"
@@ -172,9 +173,9 @@ func newRetractAcc(f AggFunc, in arrow.DataType) (retractAcc, error) {
 		case arrow.INT64:
 			return newGAMulti[int64](in, max), nil
 		case arrow.FLOAT32:
-			return &gaMulti[float32]{t: in, max: max, less: gaFloatOrder[float32], load: gaValues[float32], store: gaAppender[float32]}, nil
+			return newGAMultiFloat[float32](in, max), nil
 		case arrow.FLOAT64:
-			return &gaMulti[float64]{t: in, max: max, less: gaFloatOrder[float64], load: gaValues[float64], store: gaAppender[float64]}, nil
+			return newGAMultiFloat[float64](in, max), nil
 		case arrow.DATE32:
 			return newGAMulti[arrow.Date32](in, max), nil
 		case arrow.DATE64:
@@ -186,9 +187,12 @@ func newRetractAcc(f AggFunc, in arrow.DataType) (retractAcc, error) {
 			m.clone = strings.Clone // a value aliases the batch's buffer
 			return m, nil
 		case arrow.DECIMAL128:
-			return &gaMulti[decimal128.Num]{t: in, max: max, less: decimal128.Num.Less, load: gaValues[decimal128.Num], store: gaAppender[decimal128.Num]}, nil
+			less := decimal128.Num.Less
+			return &gaMulti[decimal128.Num]{t: in, max: max, less: less, find: msFindBy(less), load: gaValues[decimal128.Num], store: gaAppender[decimal128.Num]}, nil
 		case arrow.BOOL:
-			return &gaMulti[int8]{t: in, max: max, less: func(a, b int8) bool { return a < b }, load: gaBoolLoad, store: gaBoolStore}, nil
+			m := newGAMulti[int8](in, max)
+			m.load, m.store = gaBoolLoad, gaBoolStore
+			return m, nil
 		}
 	}
 	acc, err := newGroupAcc(f, in)
@@ -384,13 +388,15 @@ func (a *gaDecSum) stepChanges(gids []int32, arr arrow.Array, rows []int32, ch *
 }
 
 // gaMulti is MIN or MAX over a changelog: each group's values as a
-// multiset ordered by less. Floats are ordered totally (gaFloatOrder), so
-// that which of two equal-comparing values (-0 and 0) is the result does
-// not depend on row order.
+// multiset ordered by less (found by find). Floats are kept as order keys
+// (gaFloatKey), which order them totally, so that which of two
+// equal-comparing values (-0 and 0) is the result does not depend on row
+// order.
 type gaMulti[T any] struct {
 	t     arrow.DataType
 	max   bool
 	less  func(a, b T) bool
+	find  msFind[T]
 	load  func(arr arrow.Array) func(int) T
 	store func(b array.Builder) func(T)
 	clone func(T) T // nil: values are kept as they are
@@ -401,19 +407,46 @@ type gaMulti[T any] struct {
 }
 
 func newGAMulti[T interface {
-	comparable
-	~int8 | ~int16 | ~int32 | ~int64 | ~string
+	~int8 | ~int16 | ~int32 | ~int64 | ~uint64 | ~string
 }](t arrow.DataType, max bool) *gaMulti[T] {
-	return &gaMulti[T]{t: t, max: max, less: func(a, b T) bool { return a < b }, load: gaValues[T], store: gaAppender[T]}
+	return &gaMulti[T]{t: t, max: max, less: cmp.Less[T], find: msFindOrdered[T], load: gaValues[T], store: gaAppender[T]}
 }
 
-// gaFloatOrder orders floats totally for MIN/MAX over a changelog: as
-// gaFloatLess (NaN above every number, every NaN the same), with -0 below 0.
-func gaFloatOrder[T float32 | float64](a, b T) bool {
-	if a == b {
-		return a == 0 && math.Signbit(float64(a)) && !math.Signbit(float64(b))
+// newGAMultiFloat is MIN or MAX of a FLOAT or DOUBLE column, kept as
+// order keys.
+func newGAMultiFloat[F float32 | float64](t arrow.DataType, max bool) *gaMulti[uint64] {
+	m := newGAMulti[uint64](t, max)
+	m.load = func(arr arrow.Array) func(int) uint64 {
+		vals := arrow.GetValues[F](arr.Data(), 1)
+		return func(i int) uint64 { return gaFloatKey(float64(vals[i])) }
 	}
-	return a < b || (a == a && b != b)
+	m.store = func(b array.Builder) func(uint64) {
+		app := b.(interface{ Append(F) }).Append
+		return func(k uint64) { app(F(gaKeyFloat(k))) }
+	}
+	return m
+}
+
+// gaFloatKey maps a float to a key whose unsigned order is the order of
+// MIN/MAX over a changelog: numbers as usual, -0 below 0, every NaN one
+// value above +Inf (as the window aggregate's NaN above every number).
+// gaKeyFloat maps it back (NaN as the canonical NaN).
+func gaFloatKey(f float64) uint64 {
+	if f != f {
+		f = math.NaN()
+	}
+	b := math.Float64bits(f)
+	if b>>63 == 1 {
+		return ^b
+	}
+	return b | 1<<63
+}
+
+func gaKeyFloat(k uint64) float64 {
+	if k>>63 == 1 {
+		return math.Float64frombits(k &^ (1 << 63))
+	}
+	return math.Float64frombits(^k)
 }
 
 // gaAppender returns the typed Append of a builder of T.
@@ -471,8 +504,8 @@ func (a *gaMulti[T]) stepChanges(gids []int32, arr arrow.Array, rows []int32, ch
 		a.old[k], a.oldOK[k] = a.extreme(id)
 		if arr.IsValid(int(r)) {
 			if !ch.neg[k] {
-				a.sets[id].add(get(int(r)), a.less, a.clone)
-			} else if held, _ := a.sets[id].remove(get(int(r)), a.less); !held {
+				a.sets[id].add(get(int(r)), a.find, a.clone)
+			} else if held, _ := a.sets[id].remove(get(int(r)), a.find); !held {
 				return ch.fail(k, fmt.Sprintf("%s value %s, which the group does not hold", a.what(), arr.ValueStr(int(r))))
 			}
 		}
