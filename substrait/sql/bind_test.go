@@ -30,6 +30,10 @@ func TestPlanIsSubstrait(t *testing.T) {
 		 SELECT k, v * 2 + 1 AS w, v > 3 AND k <> 'a' AS f, v IS NULL AS n, -v AS neg FROM t WHERE NOT (v < 0) OR v IS NULL`,
 		`CREATE TABLE u (k STRING, ts TIMESTAMP(3), b BOOLEAN) WITH ('connector'='file','path'='x','event_time_column'='ts');
 		 SELECT k, MIN(k), MAX(b), MIN(ts), window_end FROM u GROUP BY SESSION(ts, INTERVAL '1' MINUTE), k`,
+		// FILTER is a CASE in the measure's argument: plain Substrait.
+		`CREATE TABLE t (k STRING, ts BIGINT, v INT) WITH ('connector'='file','path'='x','event_time_column'='ts');
+		 SELECT k, window_start, COUNT(*) FILTER (WHERE v > 1), COUNT(DISTINCT v) FILTER (WHERE k <> 'a'), SUM(v) FILTER (WHERE v IS NOT NULL), MAX(k) FILTER (WHERE v < 0)
+		 FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY window_start, window_end, k`,
 	}
 	coll, err := substrait.Collection()
 	if err != nil {
