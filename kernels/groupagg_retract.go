@@ -80,6 +80,7 @@ func (g *GroupAgg) addChanges(b *vector.Batch) (*vector.Batch, error) {
 	ch := &g.ch
 	ch.neg, ch.gone, g.born = winGrow(ch.neg, n), winGrow(ch.gone, n), winGrow(g.born, n)
 	ch.fail = func(k int, what string) error { return g.retractErr(b, rows, k, what) }
+	defer func() { ch.fail = nil }() // b is the caller's after Add
 	var emptied []int32
 	for k, r := range rows {
 		id := ids[k]

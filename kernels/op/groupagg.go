@@ -9,7 +9,9 @@ import (
 )
 
 // GroupAgg is the unwindowed grouped aggregate: each input batch yields the
-// changelog (+I, -U/+U) of the groups it changed.
+// changelog (+I, -U/+U, and -D for a group emptied by retractions) of the
+// groups it changed. Its input may be a changelog when the kernel was
+// configured to retract (kernels.GroupAggConfig.Retract).
 type GroupAgg struct {
 	Agg *kernels.GroupAgg
 }
