@@ -235,6 +235,47 @@ func (t *htTable) lookup(ends []int64, rows []int32, cols []arrow.Array, n int) 
 	return ids
 }
 
+// find is lookup without inserting: the id of every entry k < n that the
+// table holds, -1 for the others. Hashes are left in t.hs.
+func (t *htTable) find(ends []int64, rows []int32, cols []arrow.Array, n int) []int32 {
+	for i, c := range t.keys {
+		c.prepare(cols[i], rows, n)
+	}
+	hs := winGrow(t.hs, n)
+	t.hs = hs
+	for k := range hs {
+		hs[k] = htSeed(ends[k])
+	}
+	for _, c := range t.keys {
+		c.hashInto(hs)
+	}
+	for k, h := range hs {
+		hs[k] = htFinal(h)
+		if t.testMask != 0 {
+			hs[k] &= t.testMask
+		}
+	}
+	ids := winGrow(t.ids, n)
+	t.ids = ids
+	for k, h := range hs {
+		ids[k] = -1
+		tag := uint64(uint32(h))
+		for i := h >> t.shift; ; i = (i + 1) & t.mask {
+			s := t.slots[i]
+			if s == 0 {
+				break
+			}
+			if s>>32 == tag {
+				if id := int32(uint32(s)) - 1; t.ends[id] == ends[k] && t.equal(id, k) {
+					ids[k] = id
+					break
+				}
+			}
+		}
+	}
+	return ids
+}
+
 // lookupFixed1 is lookup for the common case of one fixed-width key column
 // with no NULLs in the batch or the table: hashing is one pass, and the
 // probe compares the key itself, so there is no verify pass to make.

@@ -73,6 +73,14 @@ type Join struct {
 	// freeKeys are ids whose count fell to zero.
 	keyRows  []int32
 	freeKeys []int32
+	// An interval join may stop indexing its frequent side (see adapt):
+	// unindexed by side, arrivals (decayed) by side, rows scanned since,
+	// and whether the key types allow it.
+	unindexed [2]bool
+	arrivals  [2]int64
+	scanned   int64
+	scanKeys  bool
+	found     []int32
 
 	zeros []int64
 	cols  []arrow.Array
@@ -230,7 +238,11 @@ func NewJoin(cfg JoinConfig, mem memory.Allocator) (*Join, error) {
 	for i := range fields {
 		fields[i].Nullable = true
 	}
-	return &Join{cfg: cfg, mem: mem, tbl: newHTTable(keys), sides: [2]*joinSide{{}, {}}, schema: arrow.NewSchema(fields, nil), wm: math.MinInt64}, nil
+	j := &Join{cfg: cfg, mem: mem, tbl: newHTTable(keys), sides: [2]*joinSide{{}, {}}, schema: arrow.NewSchema(fields, nil), wm: math.MinInt64, scanKeys: true}
+	for _, lk := range cfg.LeftKeys {
+		j.scanKeys = j.scanKeys && scannable(cfg.Left.Field(lk).Type)
+	}
+	return j, nil
 }
 
 // OutputSchema is the left columns then the right columns.
@@ -332,20 +344,46 @@ func (j *Join) Add(side int, b *vector.Batch) (*vector.Batch, error) {
 		for _, c := range keyCols {
 			j.cols = append(j.cols, b.Column(c))
 		}
-		ids := j.tbl.lookup(j.zeros, keep, j.cols, n)
+		var ids []int32
+		if j.unindexed[side] {
+			ids = j.tbl.find(j.zeros, keep, j.cols, n) // the other side's keys
+		} else {
+			ids = j.tbl.lookup(j.zeros, keep, j.cols, n)
+		}
 		j.growKeys()
 		// Store first so that output rows are gathered from the stores.
 		stored := make([]int32, n)
 		for k, r := range keep {
+			if j.unindexed[side] {
+				stored[k] = me.store(b, r, -1, timeCol)
+				continue
+			}
 			stored[k] = me.store(b, r, ids[k], timeCol)
 			j.keyRows[ids[k]]++
 		}
 		if j.cfg.Interval != nil {
 			me.addRun(slices.Clone(stored))
 		}
+		j.arrivals[side] += int64(n)
 		// Candidate pairs, in row order.
 		var pairs []joinOut
+		pair := func(k int, o int32) {
+			p := joinOut{kind: vector.Insert, left: stored[k], right: o}
+			if side == 1 {
+				p.left, p.right = o, stored[k]
+			}
+			pairs = append(pairs, p)
+		}
 		for k, id := range ids[:n] {
+			if j.unindexed[1-side] {
+				for _, o := range j.scan(side, b, keep[k], me.ts[stored[k]]) {
+					pair(k, o)
+				}
+				continue
+			}
+			if id < 0 {
+				continue
+			}
 			for o := other.head[id]; o >= 0; o = other.next[o] {
 				if other.dead[o] {
 					continue
@@ -353,11 +391,7 @@ func (j *Join) Add(side int, b *vector.Batch) (*vector.Batch, error) {
 				if j.cfg.Interval != nil && !j.inInterval(side, me.ts[stored[k]], other.ts[o]) {
 					continue
 				}
-				p := joinOut{kind: vector.Insert, left: stored[k], right: o}
-				if side == 1 {
-					p.left, p.right = o, stored[k]
-				}
-				pairs = append(pairs, p)
+				pair(k, o)
 			}
 		}
 		if j.cfg.Residual != nil && len(pairs) > 0 {
@@ -393,7 +427,196 @@ func (j *Join) Add(side int, b *vector.Batch) (*vector.Batch, error) {
 	for _, idx := range toKill {
 		me.kill(idx)
 	}
+	j.adapt(side)
 	return out, err
+}
+
+// An interval join whose sides arrive at very different rates (Nexmark
+// q7: every bid against one maximum per window) does not index the
+// frequent side by key: its rows are stored without a key list, it probes
+// the other side's keys without inserting its own, and a row of the rare
+// side finds its partners by scanning the frequent side's rows of its time
+// interval (the time-sorted runs) for equal keys. That replaces a hash
+// insert, a list link and a key removal per frequent row by one key compare
+// per row of the interval per rare row. The choice follows the arrival
+// counts (decayed) and the scanning work, and switches back when scanning
+// costs more than indexing would; results are the same either way.
+const (
+	unindexMinRows = 4096 // stored rows before a side may stop being indexed
+	unindexRatio   = 64   // arrivals of the frequent side per rare-side row
+	reindexScans   = 16   // rows scanned per frequent-side arrival that re-index
+)
+
+// adapt decides whether side stays indexed after rows arrived on it.
+func (j *Join) adapt(side int) {
+	if j.cfg.Interval == nil || !j.scanKeys {
+		return
+	}
+	if j.arrivals[0]+j.arrivals[1] > 1<<20 {
+		j.arrivals[0] /= 2
+		j.arrivals[1] /= 2
+		j.scanned /= 2
+	}
+	me := j.sides[side]
+	switch {
+	case !j.unindexed[side] && !j.unindexed[1-side] && len(me.rowB)-me.nDead >= unindexMinRows &&
+		j.arrivals[1-side] > 0 && j.arrivals[side] >= unindexRatio*j.arrivals[1-side]:
+		j.unindex(side)
+	case j.unindexed[side] && j.scanned > reindexScans*j.arrivals[side]+1<<16:
+		j.reindex(side)
+	}
+}
+
+// unindex drops side's key lists and its rows' claims on the table's keys.
+func (j *Join) unindex(side int) {
+	s := j.sides[side]
+	for idx, k := range s.keyOf {
+		if k < 0 {
+			continue
+		}
+		s.keyOf[idx] = -1
+		if s.dead[idx] {
+			continue
+		}
+		if j.keyRows[k]--; j.keyRows[k] == 0 {
+			j.freeKeys = append(j.freeKeys, k)
+		}
+	}
+	for k := range s.head {
+		s.head[k], s.tail[k] = -1, -1
+	}
+	j.dropKeys()
+	j.unindexed[side] = true
+	j.scanned = 0
+}
+
+// reindex builds side's key lists again, in store order.
+func (j *Join) reindex(side int) {
+	s := j.sides[side]
+	keyCols := j.sideKeys(side)
+	for from := 0; from < len(s.rowB); {
+		to := from
+		for to < len(s.rowB) && s.rowB[to] == s.rowB[from] {
+			to++
+		}
+		var rows, idxs []int32
+		for idx := from; idx < to; idx++ {
+			if !s.dead[idx] {
+				rows = append(rows, s.rowR[idx])
+				idxs = append(idxs, int32(idx))
+			}
+		}
+		if len(rows) > 0 {
+			rec := s.batches[s.rowB[from]]
+			cols := make([]arrow.Array, len(keyCols))
+			for i, c := range keyCols {
+				cols[i] = rec.Column(c)
+			}
+			ends := make([]int64, len(rows))
+			ids := j.tbl.lookup(ends, rows, cols, len(rows))
+			j.growKeys()
+			for k, idx := range idxs {
+				s.keyOf[idx] = ids[k]
+				s.link(idx, ids[k])
+				j.keyRows[ids[k]]++
+			}
+		}
+		from = to
+	}
+	j.unindexed[side] = false
+	j.scanned = 0
+}
+
+// scan finds the partners of row r of b (arriving on side, at time ts)
+// among the other, unindexed side's live rows: those of its interval with
+// equal keys, in store order.
+func (j *Join) scan(side int, b *vector.Batch, r int32, ts int64) []int32 {
+	iv := j.cfg.Interval
+	lo, hi := satAdd(ts, iv.Lower), satAdd(ts, iv.Upper) // right row: left times
+	if side == 0 {
+		lo, hi = satAdd(ts, -iv.Upper), satAdd(ts, -iv.Lower) // left row: right times
+	}
+	other := j.sides[1-side]
+	mine, theirs := j.sideKeys(side), j.sideKeys(1-side)
+	out := j.found[:0]
+	for _, run := range other.runs {
+		rows := run.rows[run.pos:]
+		i, _ := slices.BinarySearchFunc(rows, lo, func(idx int32, t int64) int { return cmp.Compare(other.ts[idx], t) })
+		for _, o := range rows[i:] {
+			if other.ts[o] > hi {
+				break
+			}
+			j.scanned++
+			if !other.dead[o] && keysEqual(other.batches[other.rowB[o]], int(other.rowR[o]), theirs, b.Rec, int(r), mine) {
+				out = append(out, o)
+			}
+		}
+	}
+	slices.Sort(out)
+	j.found = out
+	return out
+}
+
+// keysEqual compares the key columns of two rows (same types, no NULLs)
+// as the hash table does: integers and times by value, floats by bits,
+// strings by bytes.
+func keysEqual(a arrow.RecordBatch, ia int, acols []int, b arrow.RecordBatch, ib int, bcols []int) bool {
+	for k, ac := range acols {
+		switch x := a.Column(ac).(type) {
+		case *array.Int64:
+			if x.Value(ia) != b.Column(bcols[k]).(*array.Int64).Value(ib) {
+				return false
+			}
+		case *array.Int32:
+			if x.Value(ia) != b.Column(bcols[k]).(*array.Int32).Value(ib) {
+				return false
+			}
+		case *array.Int16:
+			if x.Value(ia) != b.Column(bcols[k]).(*array.Int16).Value(ib) {
+				return false
+			}
+		case *array.Int8:
+			if x.Value(ia) != b.Column(bcols[k]).(*array.Int8).Value(ib) {
+				return false
+			}
+		case *array.Timestamp:
+			if x.Value(ia) != b.Column(bcols[k]).(*array.Timestamp).Value(ib) {
+				return false
+			}
+		case *array.Float64:
+			if math.Float64bits(x.Value(ia)) != math.Float64bits(b.Column(bcols[k]).(*array.Float64).Value(ib)) {
+				return false
+			}
+		case *array.Float32:
+			if math.Float32bits(x.Value(ia)) != math.Float32bits(b.Column(bcols[k]).(*array.Float32).Value(ib)) {
+				return false
+			}
+		case *array.String:
+			if x.Value(ia) != b.Column(bcols[k]).(*array.String).Value(ib) {
+				return false
+			}
+		case *array.Boolean:
+			if x.Value(ia) != b.Column(bcols[k]).(*array.Boolean).Value(ib) {
+				return false
+			}
+		case *array.Decimal128:
+			if x.Value(ia) != b.Column(bcols[k]).(*array.Decimal128).Value(ib) {
+				return false
+			}
+		default:
+			panic(fmt.Sprintf("join key of type %s in a scan", x.DataType()))
+		}
+	}
+	return true
+}
+
+// scannable reports whether keysEqual compares every key type of t.
+func scannable(t arrow.DataType) bool {
+	switch t.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.TIMESTAMP, arrow.FLOAT32, arrow.FLOAT64, arrow.STRING, arrow.BOOL, arrow.DECIMAL128:
+		return true
+	}
+	return false
 }
 
 func pairRow(p joinOut, side int) int32 {

@@ -39,8 +39,8 @@ type Pool struct {
 }
 
 const (
-	poolMinShift = 15 // 32 KiB: the Go runtime allocates these page-aligned
-	poolClasses  = 10 // up to 16 MiB
+	poolMinShift = 15      // 32 KiB: the Go runtime allocates these page-aligned
+	poolClasses  = 1 + 4*9 // quarter-octave classes from 32 KiB to 16 MiB
 )
 
 // poolDebug is CLINK_DEBUG_POOL=poison.
@@ -59,17 +59,21 @@ func NewPool(mem memory.Allocator, budget int) *Pool {
 	return p
 }
 
-// class is the size class of a buffer of capacity c (c a power of two at
-// least 1<<poolMinShift), or -1.
-func poolClass(c int) int {
-	if c < 1<<poolMinShift {
-		return 0
+// poolSize is the capacity a buffer of size bytes gets and its class:
+// 32 KiB, then four classes per octave (at most a quarter wasted), or
+// class -1 beyond the largest.
+func poolSize(size int) (capacity, class int) {
+	if size <= 1<<poolMinShift {
+		return 1 << poolMinShift, 0
 	}
-	k := bits.Len(uint(c-1)) - poolMinShift
-	if k >= poolClasses {
-		return -1
+	e := bits.Len(uint(size-1)) - 1 // 2^e < size <= 2^(e+1)
+	q := 1 << (e - 2)
+	m := (size - 1<<e + q - 1) / q // 1..4
+	class = 1 + (e-poolMinShift)*4 + m - 1
+	if class >= poolClasses {
+		return size, -1
 	}
-	return k
+	return 1<<e + m*q, class
 }
 
 // Allocate returns size zeroed bytes.
@@ -77,9 +81,7 @@ func (p *Pool) Allocate(size int) []byte {
 	if size < p.min {
 		return p.mem.Allocate(size)
 	}
-	c := max(size, 1<<poolMinShift)
-	c = 1 << bits.Len(uint(c-1))
-	k := poolClass(c)
+	c, k := poolSize(size)
 	if k < 0 {
 		return make([]byte, size)
 	}
@@ -136,7 +138,7 @@ func (p *Pool) Free(b []byte) {
 		return
 	}
 	c := cap(b)
-	k := poolClass(c)
+	_, k := poolSize(c)
 	if p.poison {
 		b = b[:c]
 		for i := range b {

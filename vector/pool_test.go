@@ -24,14 +24,14 @@ func TestPool(t *testing.T) {
 	p.Free(small)
 
 	a := p.Allocate(40000)
-	if len(a) != 40000 || cap(a) != 1<<16 {
+	if len(a) != 40000 || cap(a) != 40960 {
 		t.Fatalf("len %d cap %d", len(a), cap(a))
 	}
 	for i := range a {
 		a[i] = 7
 	}
 	p.Free(a)
-	b := p.Allocate(50000)
+	b := p.Allocate(40500)
 	if &b[0] != &a[0] {
 		t.Fatal("a freed buffer of the same class was not reused")
 	}
@@ -40,22 +40,22 @@ func TestPool(t *testing.T) {
 			t.Fatalf("byte %d of a reused buffer is %d", i, v)
 		}
 	}
-	b[49999] = 1
-	b = p.Reallocate(60000, b)
-	if b[49999] != 1 || b[59999] != 0 {
+	b[40499] = 1
+	b = p.Reallocate(40900, b)
+	if b[40499] != 1 || b[40899] != 0 {
 		t.Fatal("Reallocate within capacity lost or exposed bytes")
 	}
 	c := p.Reallocate(70000, b)
-	if c[49999] != 1 || cap(c) != 1<<17 {
+	if c[40499] != 1 || cap(c) != 81920 {
 		t.Fatal("Reallocate to a larger class lost the contents")
 	}
 	p.Free(c)
-	// Budget: 3 x 64 KiB; the 128 KiB buffer is held, two more of 64
-	// KiB do not fit.
+	// Budget: 192 KiB; the 80 and 40 KiB buffers and one of 64 KiB are held, a
+	// second of 64 KiB does not fit.
 	x, y := p.Allocate(1<<16), p.Allocate(1<<16)
 	p.Free(x)
 	p.Free(y)
-	if p.bytes != 1<<17+1<<16 {
+	if p.bytes != 81920+40960+1<<16 {
 		t.Fatalf("pool holds %d bytes", p.bytes)
 	}
 
@@ -84,5 +84,24 @@ func TestPoolPoison(t *testing.T) {
 	}
 	if c := p.Allocate(20); &c[0] != &b[0] || c[0] != 0 {
 		t.Fatal("the poisoned buffer was not reused zeroed")
+	}
+}
+
+// TestPoolSizes: classes waste at most a quarter and a capacity maps back
+// to its own class.
+func TestPoolSizes(t *testing.T) {
+	prev := 0
+	for size := 1; size <= 16<<20; size += 1 + size/37 {
+		c, k := poolSize(size)
+		if k < 0 || c < size || size > 1<<15 && c > size+size/4+1 || k < prev {
+			t.Fatalf("size %d: capacity %d class %d (previous class %d)", size, c, k, prev)
+		}
+		if c2, k2 := poolSize(c); c2 != c || k2 != k {
+			t.Fatalf("capacity %d maps to %d/%d, not %d/%d", c, c2, k2, c, k)
+		}
+		prev = k
+	}
+	if _, k := poolSize(17 << 20); k != -1 {
+		t.Fatal("beyond the largest class")
 	}
 }
