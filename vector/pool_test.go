@@ -24,14 +24,14 @@ func TestPool(t *testing.T) {
 	p.Free(small)
 
 	a := p.Allocate(40000)
-	if len(a) != 40000 || cap(a) != 40960 {
+	if len(a) != 40000 || cap(a) != 1<<16 {
 		t.Fatalf("len %d cap %d", len(a), cap(a))
 	}
 	for i := range a {
 		a[i] = 7
 	}
 	p.Free(a)
-	b := p.Allocate(40500)
+	b := p.Allocate(50000)
 	if &b[0] != &a[0] {
 		t.Fatal("a freed buffer of the same class was not reused")
 	}
@@ -46,16 +46,16 @@ func TestPool(t *testing.T) {
 		t.Fatal("Reallocate within capacity lost or exposed bytes")
 	}
 	c := p.Reallocate(70000, b)
-	if c[40499] != 1 || cap(c) != 81920 {
+	if c[40499] != 1 || cap(c) != 1<<17 {
 		t.Fatal("Reallocate to a larger class lost the contents")
 	}
 	p.Free(c)
-	// Budget: 192 KiB; the 80 and 40 KiB buffers and one of 64 KiB are held, a
+	// Budget: 192 KiB; the 128 KiB buffer and one of 64 KiB are held, a
 	// second of 64 KiB does not fit.
 	x, y := p.Allocate(1<<16), p.Allocate(1<<16)
 	p.Free(x)
 	p.Free(y)
-	if p.bytes != 81920+40960+1<<16 {
+	if p.bytes != 1<<17+1<<16 {
 		t.Fatalf("pool holds %d bytes", p.bytes)
 	}
 
@@ -87,13 +87,13 @@ func TestPoolPoison(t *testing.T) {
 	}
 }
 
-// TestPoolSizes: classes waste at most a quarter and a capacity maps back
+// TestPoolSizes: classes waste less than half and a capacity maps back
 // to its own class.
 func TestPoolSizes(t *testing.T) {
 	prev := 0
 	for size := 1; size <= 16<<20; size += 1 + size/37 {
 		c, k := poolSize(size)
-		if k < 0 || c < size || size > 1<<15 && c > size+size/4+1 || k < prev {
+		if k < 0 || c < size || size > 1<<15 && c >= 2*size || k < prev {
 			t.Fatalf("size %d: capacity %d class %d (previous class %d)", size, c, k, prev)
 		}
 		if c2, k2 := poolSize(c); c2 != c || k2 != k {
