@@ -55,9 +55,12 @@ type Config struct {
 	// ProfileDir, when set, receives a CPU profile of one more engine run
 	// per query (qN.pprof).
 	ProfileDir string
-	Dir        string // scratch space
-	Log        io.Writer
-	Progress   *Progress
+	// Results, when set, receives each query's result file as soon as it
+	// is measured (see WriteResults).
+	Results  string
+	Dir      string // scratch space
+	Log      io.Writer
+	Progress *Progress
 }
 
 // Run is one measured child process, in the units the results use.
@@ -291,7 +294,7 @@ func RunSuite(ctx context.Context, cfg Config) ([]Result, error) {
 				cfg.logf("%-4s latency at %d events/s: %s\n", q.Name, lat.Rate, lat.Note)
 			}
 		}
-		if cfg.StateEvents > 0 && q.Stateful {
+		if cfg.StateEvents > 0 && q.Stateful && q.NoState == "" {
 			cfg.Progress.Step(step + " state (checkpoints)")
 			stop := cfg.Progress.Tick(bar)
 			st, err := measureState(ctx, cfg, q)
@@ -303,6 +306,12 @@ func RunSuite(ctx context.Context, cfg Config) ([]Result, error) {
 			cfg.logf("%-4s state: %.1f bytes per entry (%d entries, %d bytes, largest of %d checkpoints)\n", q.Name, st.BytesPerEntry, st.Entries, st.Bytes, st.Checkpoints)
 		}
 		results = append(results, res)
+		if cfg.Results != "" {
+			// Each query's result is kept as soon as it is measured.
+			if err := WriteResults(cfg.Results, []Result{res}); err != nil {
+				return nil, err
+			}
+		}
 	}
 	cfg.Progress.Done()
 	return results, nil
@@ -453,7 +462,7 @@ func measureState(ctx context.Context, cfg Config, q *Query) (*StateResult, erro
 	dir := filepath.Join(cfg.Dir, q.Name+"-checkpoints")
 	defer os.RemoveAll(dir)
 	if _, _, err := runChild(ctx, "state", q.Events(cfg.StateEvents), nil, cfg.Self, "run", "--quiet",
-		"--checkpoint-dir", dir, "--checkpoint-interval-ms", "50", "--checkpoints-retained", "100000", script); err != nil {
+		"--checkpoint-dir", dir, "--checkpoint-interval-ms", "250", "--checkpoints-retained", "100000", script); err != nil {
 		return nil, err
 	}
 	// Read by a child, for the same reason as the preload.

@@ -182,19 +182,13 @@ func cmdBenchNexmark(args []string) int {
 		Self: self, Queries: queries, Events: events, Seed: *seed, Rate: *rate,
 		ViaKafka: *viaKafka, Brokers: *brokers, Partitions: *partitions, Runs: *runs,
 		LatencyRate: *latRate, LatencySeconds: *latSeconds, StateEvents: stateEvents, ProfileDir: *profile,
-		Dir: *dir, Log: os.Stderr, Progress: nexmark.NewProgress(os.Stderr),
+		Dir: *dir, Results: *results, Log: os.Stderr, Progress: nexmark.NewProgress(os.Stderr),
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 1
 	}
 	nexmark.FormatText(os.Stdout, res)
-	if *results != "" {
-		if err := nexmark.WriteResults(*results, res); err != nil {
-			fmt.Fprintln(os.Stderr, "error:", err)
-			return 1
-		}
-	}
 	if *doc != "" {
 		if err := nexmark.RenderDoc(*doc, res); err != nil {
 			fmt.Fprintln(os.Stderr, "error:", err)
