@@ -24,38 +24,42 @@ func TestPool(t *testing.T) {
 	p.Free(small)
 
 	a := p.Allocate(40000)
-	if len(a) != 40000 || cap(a) != 1<<16 {
-		t.Fatalf("len %d cap %d", len(a), cap(a))
+	if len(a) != 40000 || cap(a) != 40000 {
+		t.Fatalf("len %d cap %d: buffers are allocated at their size", len(a), cap(a))
 	}
 	for i := range a {
 		a[i] = 7
 	}
 	p.Free(a)
-	b := p.Allocate(50000)
-	if &b[0] != &a[0] {
-		t.Fatal("a freed buffer of the same class was not reused")
+	big := p.Allocate(50000)
+	if &big[0] == &a[0] {
+		t.Fatal("a buffer too small was reused")
+	}
+	p.Free(big)
+	b := p.Allocate(39000) // the newest large enough: big
+	if &b[0] != &big[0] {
+		t.Fatal("a freed buffer of the same class, large enough, was not reused")
 	}
 	for i, v := range b[:cap(b)] {
 		if v != 0 {
 			t.Fatalf("byte %d of a reused buffer is %d", i, v)
 		}
 	}
-	b[40499] = 1
-	b = p.Reallocate(40900, b)
-	if b[40499] != 1 || b[40899] != 0 {
+	b[38999] = 1
+	b = p.Reallocate(39500, b)
+	if b[38999] != 1 || b[39499] != 0 {
 		t.Fatal("Reallocate within capacity lost or exposed bytes")
 	}
 	c := p.Reallocate(70000, b)
-	if c[40499] != 1 || cap(c) != 1<<17 {
-		t.Fatal("Reallocate to a larger class lost the contents")
+	if c[38999] != 1 || cap(c) != 70000 {
+		t.Fatal("Reallocate beyond the capacity lost the contents")
 	}
 	p.Free(c)
-	// Budget: 192 KiB; the 128 KiB buffer and one of 64 KiB are held, a
-	// second of 64 KiB does not fit.
-	x, y := p.Allocate(1<<16), p.Allocate(1<<16)
+	// Budget: 192 KiB: 50000 + 40000 + 70000 bytes are held; one more
+	// buffer of 64 KiB does not fit.
+	x := p.Allocate(1 << 17)
 	p.Free(x)
-	p.Free(y)
-	if p.bytes != 1<<17+1<<16 {
+	if p.bytes != 50000+40000+70000 {
 		t.Fatalf("pool holds %d bytes", p.bytes)
 	}
 
@@ -82,26 +86,16 @@ func TestPoolPoison(t *testing.T) {
 	if b[0] != 0xAB {
 		t.Fatalf("a freed buffer still reads %d", b[0])
 	}
-	if c := p.Allocate(20); &c[0] != &b[0] || c[0] != 0 {
+	if c := p.Allocate(10); &c[0] != &b[0] || c[0] != 0 {
 		t.Fatal("the poisoned buffer was not reused zeroed")
 	}
 }
 
-// TestPoolSizes: classes waste less than half and a capacity maps back
-// to its own class.
-func TestPoolSizes(t *testing.T) {
-	prev := 0
-	for size := 1; size <= 16<<20; size += 1 + size/37 {
-		c, k := poolSize(size)
-		if k < 0 || c < size || size > 1<<15 && c >= 2*size || k < prev {
-			t.Fatalf("size %d: capacity %d class %d (previous class %d)", size, c, k, prev)
+// TestPoolClasses: a class holds the capacities of one octave from 32 KiB.
+func TestPoolClasses(t *testing.T) {
+	for _, tc := range []struct{ c, k int }{{1, 0}, {1 << 15, 0}, {1<<16 - 1, 0}, {1 << 16, 1}, {3 << 20, 6}, {16<<20 - 1, 8}, {16 << 20, 9}, {32 << 20, -1}} {
+		if k := poolClass(tc.c); k != tc.k {
+			t.Errorf("class of %d: %d, want %d", tc.c, k, tc.k)
 		}
-		if c2, k2 := poolSize(c); c2 != c || k2 != k {
-			t.Fatalf("capacity %d maps to %d/%d, not %d/%d", c, c2, k2, c, k)
-		}
-		prev = k
-	}
-	if _, k := poolSize(17 << 20); k != -1 {
-		t.Fatal("beyond the largest class")
 	}
 }
