@@ -462,7 +462,7 @@ func measureState(ctx context.Context, cfg Config, q *Query) (*StateResult, erro
 	dir := filepath.Join(cfg.Dir, q.Name+"-checkpoints")
 	defer os.RemoveAll(dir)
 	if _, _, err := runChild(ctx, "state", q.Events(cfg.StateEvents), nil, cfg.Self, "run", "--quiet",
-		"--checkpoint-dir", dir, "--checkpoint-interval-ms", "250", "--checkpoints-retained", "100000", script); err != nil {
+		"--checkpoint-dir", dir, "--checkpoint-interval-ms", "50", "--checkpoints-retained", "100000", script); err != nil {
 		return nil, err
 	}
 	// Read by a child, for the same reason as the preload.
