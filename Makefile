@@ -54,7 +54,7 @@ interop:
 # The Go micro-benchmarks, then the Nexmark suite via Kafka (dev broker and
 # producer in their own processes; engine and hand-written loops measured
 # in the same run), which writes bench/results/ and renders its table into
-# docs/performance.md: about 11 minutes on 2 cores in all.
+# docs/performance.md: about 20 minutes on 2 cores in all.
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./kernels/ ./connectors/formats/json/ ./connectors/nexmark/ ./bench/...
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(CLINK) ./cmd/clink
