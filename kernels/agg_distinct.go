@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -60,12 +61,27 @@ func distinctKey(arr arrow.Array, i int) string {
 }
 
 // addDistinct adds row i's value to set and reports whether it was new.
+// An integer's text is formatted on the stack: only a new value allocates.
 func addDistinct(set map[string]struct{}, arr arrow.Array, i int) bool {
-	k := distinctKey(arr, i)
-	if _, ok := set[k]; ok {
+	var buf [24]byte
+	var kb []byte
+	switch a := arr.(type) {
+	case *array.Int64:
+		kb = strconv.AppendInt(buf[:0], a.Value(i), 10)
+	case *array.Int32:
+		kb = strconv.AppendInt(buf[:0], int64(a.Value(i)), 10)
+	default:
+		k := distinctKey(arr, i)
+		if _, ok := set[k]; ok {
+			return false
+		}
+		set[strings.Clone(k)] = struct{}{}
+		return true
+	}
+	if _, ok := set[string(kb)]; ok {
 		return false
 	}
-	set[strings.Clone(k)] = struct{}{}
+	set[string(kb)] = struct{}{}
 	return true
 }
 

@@ -567,6 +567,12 @@ func (a *gaDistinctCounts) stepChanges(gids []int32, arr arrow.Array, rows []int
 		a.old[k] = int64(len(set))
 		if arr.IsValid(int(r)) {
 			v := distinctKey(arr, int(r))
+			if _, alias := arr.(*array.String); alias {
+				// Assigning to a string key stores the key again (Go
+				// maps update string keys), so even a count update
+				// must not keep the batch's buffer.
+				v = strings.Clone(v)
+			}
 			switch c, ok := set[v]; {
 			case !ch.neg[k] && ok:
 				set[v] = c + 1
@@ -575,7 +581,7 @@ func (a *gaDistinctCounts) stepChanges(gids []int32, arr arrow.Array, rows []int
 					set = map[string]int64{}
 					a.sets[id] = set
 				}
-				set[strings.Clone(v)] = 1
+				set[v] = 1
 				changed[k] = true
 			case !ok:
 				return ch.fail(k, fmt.Sprintf("a COUNT(DISTINCT) value %s, which the group does not hold", arr.ValueStr(int(r))))
