@@ -203,30 +203,21 @@ func newRetractAcc(f AggFunc, in arrow.DataType) (retractAcc, error) {
 	switch a := acc.(type) {
 	case *gaCount:
 		return a, nil
-	case *gaIntSum[int8]:
-		a.retract = true
-		return a, nil
-	case *gaIntSum[int16]:
-		a.retract = true
-		return a, nil
-	case *gaIntSum[int32]:
-		a.retract = true
-		return a, nil
-	case *gaIntSum[int64]:
-		a.retract = true
-		return a, nil
-	case *gaFloatSum[float32]:
-		a.retract = true
-		return a, nil
-	case *gaFloatSum[float64]:
-		a.retract = true
-		return a, nil
-	case *gaDecSum:
-		a.retract = true
+	case interface {
+		retractAcc
+		enableRetract()
+	}:
+		a.enableRetract()
 		return a, nil
 	}
 	return nil, fmt.Errorf("aggregate %v of %v over a changelog is not supported", f, in)
 }
+
+// enableRetract makes a sum's state count its values (a SUM is NULL again
+// when all are retracted).
+func (a *gaIntSum[T]) enableRetract()   { a.retract = true }
+func (a *gaFloatSum[T]) enableRetract() { a.retract = true }
+func (a *gaDecSum) enableRetract()      { a.retract = true }
 
 func (a *gaCount) stepChanges(gids []int32, arr arrow.Array, rows []int32, ch *gaChanges, changed []bool) error {
 	n := len(rows)

@@ -538,16 +538,34 @@ func (j *Join) scan(side int, b *vector.Batch, r int32, ts int64) []int32 {
 	}
 	other := j.sides[1-side]
 	mine, theirs := j.sideKeys(side), j.sideKeys(1-side)
+	// One BIGINT key (q7's price) is compared on the values directly: a
+	// run holds the rows of one input batch, so its column is resolved
+	// once per run.
+	var want int64
+	single := false
+	if len(mine) == 1 {
+		if c, ok := b.Column(mine[0]).(*array.Int64); ok {
+			want, single = c.Value(int(r)), true
+		}
+	}
 	out := j.found[:0]
 	for _, run := range other.runs {
 		rows := run.rows[run.pos:]
 		i, _ := slices.BinarySearchFunc(rows, lo, func(idx int32, t int64) int { return cmp.Compare(other.ts[idx], t) })
+		vb, vals := int32(-1), []int64(nil)
 		for _, o := range rows[i:] {
 			if other.ts[o] > hi {
 				break
 			}
 			j.scanned++
-			if !other.dead[o] && keysEqual(other.batches[other.rowB[o]], int(other.rowR[o]), theirs, b.Rec, int(r), mine) {
+			if other.dead[o] {
+				continue
+			}
+			if single && other.rowB[o] != vb {
+				vb, vals = other.rowB[o], other.batches[other.rowB[o]].Column(theirs[0]).(*array.Int64).Int64Values()
+			}
+			if single && vals[other.rowR[o]] == want ||
+				!single && keysEqual(other.batches[other.rowB[o]], int(other.rowR[o]), theirs, b.Rec, int(r), mine) {
 				out = append(out, o)
 			}
 		}

@@ -262,3 +262,47 @@ func appendJoined(out []string, res *vector.Batch) []string {
 	res.Release()
 	return out
 }
+
+// TestKeysEqual: the scan's key compare agrees with the hash table's
+// notion of equality for every key type it accepts.
+func TestKeysEqual(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	build := func(dt arrow.DataType, vals ...any) arrow.RecordBatch {
+		bl := array.NewBuilder(mem, dt)
+		defer bl.Release()
+		for _, v := range vals {
+			switch x := bl.(type) {
+			case *array.StringBuilder:
+				x.Append(v.(string))
+			case *array.Float64Builder:
+				x.Append(v.(float64))
+			case *array.Int32Builder:
+				x.Append(v.(int32))
+			case *array.BooleanBuilder:
+				x.Append(v.(bool))
+			}
+		}
+		a := bl.NewArray()
+		defer a.Release()
+		return array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "k", Type: dt}}, nil), []arrow.Array{a}, int64(a.Len()))
+	}
+	nan := math.NaN()
+	for _, tc := range []struct {
+		dt   arrow.DataType
+		vals []any // rows 0 and 1 equal, row 2 different
+	}{
+		{arrow.BinaryTypes.String, []any{"é", "é", "e"}},
+		{arrow.PrimitiveTypes.Float64, []any{nan, nan, 0.0}},
+		{arrow.PrimitiveTypes.Int32, []any{int32(-3), int32(-3), int32(3)}},
+		{arrow.FixedWidthTypes.Boolean, []any{true, true, false}},
+	} {
+		rec := build(tc.dt, tc.vals...)
+		if !keysEqual(rec, 0, []int{0}, rec, 1, []int{0}) || keysEqual(rec, 0, []int{0}, rec, 2, []int{0}) {
+			t.Errorf("%s: equal rows differ or different rows match", tc.dt)
+		}
+		if !scannable(tc.dt) {
+			t.Errorf("%s is not scannable", tc.dt)
+		}
+		rec.Release()
+	}
+}

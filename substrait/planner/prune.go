@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"strings"
+
 	pb "github.com/substrait-io/substrait-protobuf/go/substraitpb"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -324,14 +326,7 @@ func readKeyOf(rd *pb.ReadRel) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	name := ""
-	for i, p := range rd.GetNamedTable().GetNames() {
-		if i > 0 {
-			name += "."
-		}
-		name += p
-	}
-	return readKey(name, schema, opts), true
+	return readKey(strings.Join(rd.GetNamedTable().GetNames(), "."), schema, opts), true
 }
 
 // neededOf turns a reading's used columns into Table.Needed: nil when
