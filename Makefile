@@ -5,14 +5,17 @@ CLINK   := $(BIN)/clink
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build demo demo-kafka demo-cluster test test-race logic interop bench fuzz lint generate check-generated clean
+.PHONY: build build-slim demo demo-kafka demo-cluster test test-race logic interop bench fuzz lint generate check-generated clean
 
+# The whole product is one binary (every connector, both cluster roles,
+# the state tools, the dev broker). `make build-slim` builds it without
+# Iceberg, which saves every start iceberg-go's initialization
+# (docs/performance.md#one-binary).
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(CLINK) ./cmd/clink
-	$(GO) build -o $(BIN)/clink-export ./cmd/clink-export
-	$(GO) build -o $(BIN)/clink-cluster ./cmd/clink-cluster
-	$(GO) build -tags lake -ldflags "$(LDFLAGS)" -o $(BIN)/clink-lake ./cmd/clink
-	$(GO) build -tags iceberg -ldflags "$(LDFLAGS)" -o $(BIN)/clink-iceberg ./cmd/clink
+
+build-slim:
+	$(GO) build -tags slim -ldflags "$(LDFLAGS)" -o $(BIN)/clink-slim ./cmd/clink
 
 # The sensor pipeline, embedded: generate, run, verify (prints PASS).
 demo: build
@@ -65,7 +68,10 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzDecode -fuzztime=60s ./connectors/formats/json/
 	$(GO) test -run='^$$' -fuzz=FuzzOpenPart -fuzztime=60s -fuzzminimizetime=2s ./checkpoint/
 
+# gofmt, go vet, and the tree's hygiene: no tracked build output, go.mod
+# tidy (.ci/check-tree.sh).
 lint:
+	./.ci/check-tree.sh
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...
 

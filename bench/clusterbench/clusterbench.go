@@ -1,8 +1,7 @@
 // Package clusterbench measures the cluster (clink bench shuffle and
 // clink bench recovery): the keyed shuffle over Arrow Flight against the
-// in-process exchange, and recovery after a Worker SIGKILL. It is a
-// package of its own so that the engine binary does not link the cluster
-// (gRPC); the clink-cluster binary runs it.
+// in-process exchange, and recovery after a Worker SIGKILL. It starts
+// Coordinators and Workers as child processes of the clink binary.
 package clusterbench
 
 import (

@@ -1,55 +1,123 @@
 package main
 
 import (
+	"context"
+	"flag"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
+	"os/signal"
 	"syscall"
+	"time"
+
+	"github.com/clink-dev/clink/bench/clusterbench"
+	"github.com/clink-dev/clink/connectors/builtin"
+	"github.com/clink-dev/clink/flight/cluster"
 )
 
-// clusterBinary finds clink-cluster, which runs the Coordinator, Workers
-// and submissions (the engine binary does not link gRPC).
-func clusterBinary() (string, error) {
-	return sibling("clink-cluster", "the cluster runs in the separate binary clink-cluster")
-}
+// The cluster's roles run in this binary: `clink coordinator`, `clink
+// worker`, and `clink run --coordinator` (submit in run.go).
 
-// sibling finds a companion binary: next to this one, or on the PATH.
-func sibling(bin, why string) (string, error) {
-	if self, err := os.Executable(); err == nil {
-		if p := filepath.Join(filepath.Dir(self), bin); fileExists(p) {
-			return p, nil
-		}
+func cmdCoordinator(args []string) int {
+	fs := flag.NewFlagSet("coordinator", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:6123", "Arrow Flight address for Workers and job submission")
+	httpAddr := fs.String("http-addr", "127.0.0.1:8081", "HTTP API and /metrics address (off: none)")
+	dir := fs.String("checkpoint-dir", "", "jobs' checkpoints go to DIR/<job name> unless their SQL sets execution.checkpointing.dir; must be shared with the Workers")
+	interval := fs.Duration("checkpoint-interval", time.Second, "default time between checkpoints")
+	restarts := fs.Int("max-restarts", 10, "restarts of a failing job before it is FAILED")
+	delay := fs.Duration("restart-delay", 200*time.Millisecond, "wait before a restart")
+	beat := fs.Duration("heartbeat", 500*time.Millisecond, "the Workers' heartbeat interval; three missed beats lose a Worker")
+	if err := fs.Parse(args); err != nil {
+		return 2
 	}
-	p, err := exec.LookPath(bin)
-	if err != nil {
-		return "", fmt.Errorf("%s (make build builds it into bin/), found neither next to clink nor on the PATH", why)
-	}
-	return p, nil
-}
-
-// execLake re-runs this command in clink-lake or clink-iceberg (same pid
-// and arguments).
-func execLake(name string) int {
-	bin, err := sibling(name, "the job needs the lake connectors, which run in the separate binary "+name)
+	c, err := cluster.NewCoordinator(cluster.CoordinatorConfig{FlightAddr: *addr, HTTPAddr: *httpAddr, CheckpointDir: *dir,
+		Token: os.Getenv("CLINK_AUTH_TOKEN"), Heartbeat: *beat, MaxRestarts: *restarts, RestartDelay: *delay,
+		CheckpointInterval: *interval, Connectors: builtin.Registry(), Log: os.Stderr})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 1
 	}
-	err = syscall.Exec(bin, append([]string{bin}, os.Args[1:]...), os.Environ())
-	fmt.Fprintln(os.Stderr, "error:", err)
-	return 1
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := c.Run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 1
+	}
+	return 0
 }
 
-// execCluster replaces this process with clink-cluster (same pid, so
-// signals such as SIGKILL reach the Coordinator or Worker itself).
-func execCluster(args []string) int {
-	bin, err := clusterBinary()
+func cmdWorker(args []string) int {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	coord := fs.String("coordinator", "127.0.0.1:6123", "the Coordinator's Flight address")
+	addr := fs.String("addr", "127.0.0.1:0", "address for control calls and shuffle streams (port 0: any)")
+	slots := fs.Int("slots", 1, "subtasks of each job this Worker runs at once")
+	id := fs.String("id", "", "the Worker's id (default: a random one)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	w, err := cluster.NewWorker(cluster.WorkerConfig{ID: *id, Coordinator: *coord, Addr: *addr, Slots: *slots,
+		Token: os.Getenv("CLINK_AUTH_TOKEN"), Connectors: builtin.Registry(), Stdout: os.Stdout, Log: os.Stderr})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 1
 	}
-	err = syscall.Exec(bin, append([]string{bin}, args...), os.Environ())
-	fmt.Fprintln(os.Stderr, "error:", err)
-	return 1
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := w.Run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 1
+	}
+	return 0
+}
+
+func cmdBenchShuffle(args []string) int {
+	fs := flag.NewFlagSet("bench shuffle", flag.ContinueOnError)
+	n := fs.Int64("n", 5_000_000, "readings")
+	sensors := fs.Int("sensors", 1000, "sensors")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "clink-bench-shuffle-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	r, err := clusterbench.RunShuffle(context.Background(), self, dir, *n, *sensors)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 1
+	}
+	clusterbench.FormatShuffle(os.Stdout, r, *sensors)
+	return 0
+}
+
+func cmdBenchRecovery(args []string) int {
+	fs := flag.NewFlagSet("bench recovery", flag.ContinueOnError)
+	runs := fs.Int("runs", 5, "Worker kills")
+	rate := fs.Int("rate", 5000, "rows per second into the source topic")
+	par := fs.Int("parallelism", 2, "the job's parallelism (1 or 2; three Workers of one slot)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 1
+	}
+	if *par < 1 || *par > 2 {
+		fmt.Fprintln(os.Stderr, "error: -parallelism must be 1 or 2")
+		return 2
+	}
+	rs, err := clusterbench.RunRecovery(context.Background(), self, *runs, *rate, *par)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 1
+	}
+	clusterbench.FormatRecovery(os.Stdout, rs, *rate, *par)
+	return 0
 }

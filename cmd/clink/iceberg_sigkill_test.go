@@ -27,7 +27,7 @@ import (
 
 // The sensor story under SIGKILL with the Iceberg sink exactly once: the
 // workload streams through the dev broker (its own process) while `clink
-// run --checkpoint-dir` (which re-executes clink-lake) writes the windows
+// run --checkpoint-dir` writes the windows
 // into an Iceberg table (SQLite catalog, local warehouse) and is killed
 // with SIGKILL six times at random moments and restarted at parallelism 1
 // to 3. Each restore commits what its checkpoint lists unless a snapshot

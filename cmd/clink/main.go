@@ -52,8 +52,10 @@ func run(args []string) int {
 		return 0
 	case "run":
 		return cmdRun(args[1:])
-	case "coordinator", "worker":
-		return execCluster(args)
+	case "coordinator":
+		return cmdCoordinator(args[1:])
+	case "worker":
+		return cmdWorker(args[1:])
 	case "explain":
 		return cmdExplain(args[1:])
 	case "bench":

@@ -19,7 +19,9 @@ var (
 	buildErr  error
 )
 
-// build compiles the clink binary once per test binary.
+// build compiles the clink binary once per test binary: the whole product
+// (every connector, both cluster roles, the state tools) is this one
+// binary, and the tests run nothing else of the project's.
 func build(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -33,29 +35,6 @@ func build(t *testing.T) string {
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 			return
-		}
-		// clink state-export --format=parquet|iceberg runs clink-export
-		// beside clink.
-		out, err = exec.Command("go", "build", "-o", filepath.Join(dir, "clink-export"), "../clink-export").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build clink-export: %v\n%s", err, out)
-			return
-		}
-		// Jobs with lake connectors re-run in clink-lake.
-		out, err = exec.Command("go", "build", "-tags", "lake", "-o", filepath.Join(dir, "clink-lake"), ".").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build clink-lake: %v\n%s", err, out)
-			return
-		}
-		out, err = exec.Command("go", "build", "-tags", "iceberg", "-o", filepath.Join(dir, "clink-iceberg"), ".").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build clink-iceberg: %v\n%s", err, out)
-			return
-		}
-		// clink coordinator|worker and run --coordinator run clink-cluster.
-		out, err = exec.Command("go", "build", "-o", filepath.Join(dir, "clink-cluster"), "../clink-cluster").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build clink-cluster: %v\n%s", err, out)
 		}
 	})
 	if buildErr != nil {

@@ -28,7 +28,7 @@ import (
 // The sensor story under SIGKILL with the Parquet sink on the three
 // object stores: one job (three INSERTs) writes the same windows to
 // s3:// (MinIO), gs:// (fake-gcs-server) and azure:// (Azurite), all
-// running on 127.0.0.1, while `clink run` (which re-executes clink-lake)
+// running on 127.0.0.1, while `clink run`
 // is killed with SIGKILL at random moments and restarted at parallelism 1
 // to 3. Each store's published prefix is then listed with the store's
 // own client, every Parquet object read back and turned into JSON lines,

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
@@ -22,6 +21,7 @@ import (
 	"github.com/clink-dev/clink/connectors"
 	"github.com/clink-dev/clink/connectors/builtin"
 	"github.com/clink-dev/clink/engine"
+	"github.com/clink-dev/clink/flight/cluster"
 	"github.com/clink-dev/clink/kernels"
 	"github.com/clink-dev/clink/substrait"
 	"github.com/clink-dev/clink/substrait/planner"
@@ -131,13 +131,6 @@ func cmdRun(args []string) int {
 		return submit(ctx, *coordinator, plan, cko.job, set, *parallelism, &cko)
 	}
 	stats, err := executeWith(ctx, plan, reg, connectors.Runtime{BatchSize: *batch, Linger: *linger, Stdout: os.Stdout, Stderr: os.Stderr, Parallelism: *parallelism}, &cko)
-	// Nothing ran: planning opens the sinks before any row.
-	if errors.Is(err, connectors.ErrIceberg) && !icebergLinked {
-		return execLake("clink-iceberg")
-	}
-	if errors.Is(err, connectors.ErrLake) && !lakeLinked {
-		return execLake("clink-lake")
-	}
 	if err != nil && !(errors.Is(err, context.Canceled) && ctx.Err() != nil) {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 1
@@ -250,8 +243,8 @@ func cmdExplain(args []string) int {
 	return 0
 }
 
-// submit sends the plan to a Coordinator (through clink-cluster) and
-// prints the job id and its guarantee.
+// submit sends the plan to a Coordinator and prints the job id and its
+// guarantee.
 func submit(ctx context.Context, addr string, plan *pb.Plan, name string, set map[string]bool, parallelism int, cko *checkpointFlags) int {
 	for _, f := range []string{"batch-size", "linger", "cpuprofile"} {
 		if set[f] {
@@ -288,43 +281,23 @@ func submit(ctx context.Context, addr string, plan *pb.Plan, name string, set ma
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 1
 	}
-	f, err := os.CreateTemp("", "clink-plan-*.bin")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
-		return 1
-	}
-	defer os.Remove(f.Name())
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
-		return 1
-	}
-	args := []string{"submit", "--coordinator", addr, "--plan-file", f.Name(), "--name", name}
+	req := &cluster.SubmitRequest{Name: name, Plan: data, Fresh: cko.fresh, FromCheckpoint: cko.from}
 	if set["parallelism"] {
-		args = append(args, "--parallelism", fmt.Sprint(parallelism))
+		req.Parallelism = parallelism
 	}
-	if cko.fresh {
-		args = append(args, "--fresh")
-	}
-	if cko.from != 0 {
-		args = append(args, "--from-checkpoint", fmt.Sprint(cko.from))
-	}
-	bin, err := clusterBinary()
+	resp, err := cluster.Submit(ctx, addr, os.Getenv("CLINK_AUTH_TOKEN"), req)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 1
 	}
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	if err := cmd.Run(); err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
-			return ee.ExitCode()
+	fmt.Fprintf(os.Stderr, "clink: job %s: guarantee %s\n", name, resp.Guarantee)
+	if resp.CheckpointDir != "" {
+		if resp.RestorePoint != 0 {
+			fmt.Fprintf(os.Stderr, "clink: checkpoints: %s; restore point: checkpoint %d\n", resp.CheckpointDir, resp.RestorePoint)
+		} else {
+			fmt.Fprintf(os.Stderr, "clink: checkpoints: %s; starting fresh\n", resp.CheckpointDir)
 		}
-		fmt.Fprintln(os.Stderr, "error:", err)
-		return 1
 	}
+	fmt.Printf("job_id=%s\n", resp.Job)
 	return 0
 }

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/clink-dev/clink/checkpoint"
 	"github.com/clink-dev/clink/checkpoint/stateio"
+	"github.com/clink-dev/clink/checkpoint/stateio/parquet"
 	"github.com/clink-dev/clink/connectors"
 	"github.com/clink-dev/clink/connectors/builtin"
 	ckconn "github.com/clink-dev/clink/connectors/checkpoint"
@@ -158,12 +158,13 @@ func cmdStateExport(args []string) int {
 	defer stop()
 	var done []stateio.Exported
 	what := "file"
-	if ice || f == stateio.Parquet {
-		if ice {
-			what = "table snapshot"
-		}
-		done, err = exportBinary(ctx, c, *format, sf.selection(), *out, *catalog)
-	} else {
+	switch {
+	case ice:
+		what = "table snapshot"
+		done, err = exportIceberg(ctx, c, sf.selection(), *out, *catalog)
+	case f == stateio.Parquet:
+		done, err = stateio.Export(ctx, c, stateio.ExportOptions{Selection: sf.selection(), Format: f, Dir: *out, WriteParquet: parquet.Write})
+	default:
 		done, err = stateio.Export(ctx, c, stateio.ExportOptions{Selection: sf.selection(), Format: f, Dir: *out})
 	}
 	for _, e := range done {
@@ -287,52 +288,6 @@ func userPos(err error, lines int, query string) error {
 		return &e
 	}
 	return err
-}
-
-// exportBinary runs the clink-export binary (next to this one, or on the
-// PATH) for Parquet and Iceberg: their libraries stay out of the engine
-// binary, whose every start would otherwise pay for them (gRPC with the
-// Parquet writer: ~14 MB resident; iceberg-go's init: ~130 ms and 30 MB).
-func exportBinary(ctx context.Context, c *checkpoint.Checkpoint, format string, sel stateio.Selection, out, catalog string) ([]stateio.Exported, error) {
-	bin := "clink-export"
-	if self, err := os.Executable(); err == nil {
-		if p := filepath.Join(filepath.Dir(self), bin); fileExists(p) {
-			bin = p
-		}
-	}
-	if !filepath.IsAbs(bin) {
-		p, err := exec.LookPath(bin)
-		if err != nil {
-			return nil, fmt.Errorf("the %s export is the separate binary clink-export (make build builds it into bin/), found neither next to clink nor on the PATH", format)
-		}
-		bin = p
-	}
-	args := []string{"--format", format, "--out", out}
-	if catalog != "" {
-		args = append(args, "--iceberg-catalog", catalog)
-	}
-	if sel.Operator != "" {
-		args = append(args, "--operator", sel.Operator)
-	}
-	if sel.Slot != "" {
-		args = append(args, "--slot", sel.Slot)
-	}
-	cmd := exec.CommandContext(ctx, bin, append(args, c.Path)...)
-	cmd.Stderr = os.Stderr
-	outb, err := cmd.Output()
-	var done []stateio.Exported
-	for _, line := range strings.Split(strings.TrimSpace(string(outb)), "\n") {
-		var e stateio.Exported
-		if name, rows, ok := strings.Cut(line, "\t"); ok {
-			e.Path = name
-			fmt.Sscanf(rows, "%d rows", &e.Rows)
-			done = append(done, e)
-		}
-	}
-	if err != nil {
-		return done, fmt.Errorf("clink-export: %w", err)
-	}
-	return done, nil
 }
 
 func fileExists(p string) bool {

@@ -7,9 +7,9 @@ import (
 	"github.com/clink-dev/clink/connectors/checkpoint"
 	"github.com/clink-dev/clink/connectors/clickhouse"
 	"github.com/clink-dev/clink/connectors/file"
-	icebergspec "github.com/clink-dev/clink/connectors/iceberg/spec"
 	"github.com/clink-dev/clink/connectors/kafka"
 	"github.com/clink-dev/clink/connectors/nexmark"
+	"github.com/clink-dev/clink/connectors/objectstore"
 	"github.com/clink-dev/clink/connectors/postgres"
 	"github.com/clink-dev/clink/connectors/print"
 )
@@ -26,8 +26,8 @@ func Register(r *connectors.Registry) {
 	r.Register(blackhole.Connector{})
 	r.Register(checkpoint.Connector{})
 	r.Register(clickhouse.Connector{})
-	r.Register(file.Connector{})
-	r.Register(icebergspec.Connector{})
+	r.Register(file.Connector{Lake: objectstore.NewSink})
+	r.Register(icebergConnector())
 	r.Register(kafka.Connector{})
 	r.Register(nexmark.Connector{})
 	r.Register(postgres.Connector{})

@@ -6,10 +6,16 @@ import (
 	"fmt"
 
 	"github.com/clink-dev/clink/connectors"
+	"github.com/clink-dev/clink/engine"
 )
 
 // Connector is the 'file' connector.
-type Connector struct{}
+type Connector struct {
+	// Lake opens the sink of a table written as Parquet or to an object
+	// store (package connectors/objectstore; connectors/builtin sets it):
+	// a field, not an import, because no connector imports another.
+	Lake func(t *connectors.Table) (engine.Sink, error)
+}
 
 var spec = &connectors.Spec{
 	Name:        "file",
@@ -32,15 +38,15 @@ func sourceOptions() []connectors.Option {
 	for i := range opts {
 		if opts[i].Name == "format" {
 			opts[i].Values = []string{"json", "parquet"}
-			opts[i].Description = "record format: 'json' (JSON lines; sources and sinks) or 'parquet' (sinks: typed Parquet files from the table's schema, written by clink-lake)"
+			opts[i].Description = "record format: 'json' (JSON lines; sources and sinks) or 'parquet' (sinks: typed Parquet files from the table's schema)"
 		}
 	}
 	return opts
 }
 
 // objectStoreOptions are read by the Parquet / object-store sink (package
-// connectors/objectstore, linked into clink-lake); they are declared here
-// so that every binary validates and documents them.
+// connectors/objectstore); they are declared here, with the connector's
+// other options, so that one spec validates and documents them.
 var objectStoreOptions = []connectors.Option{
 	{Name: "staging_path", Type: connectors.String, Description: "Parquet sink: where files wait for their checkpoint to complete, in the same bucket (or file system) as 'path' and not under it; one per sink. Default: the sibling _clink_staging/<last segment of path>", Example: "s3://lake/_staging/sensor_windows"},
 	{Name: "rolling_max_bytes", Aliases: []string{"sink.rolling-policy.file-size"}, Type: connectors.String, Default: "128MB", Description: "Parquet sink: a file is closed (and a new one begun) once it holds about this many bytes: a number of bytes, or with a unit (KB, MB, GB); files are closed at every checkpoint too", Example: "64MB"},

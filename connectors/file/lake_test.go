@@ -1,17 +1,17 @@
 package file
 
 import (
-	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/clink-dev/clink/connectors"
 	"github.com/clink-dev/clink/engine"
 )
 
-// The sink dispatch: Parquet and object-store paths go to the lake sink
-// when it is linked (connectors.LakeSink), else fail with ErrLake (clink
-// then re-runs the job in clink-lake); JSON-lines paths stay here.
+// The sink dispatch: Parquet and object-store paths go to the connector's
+// Lake sink (connectors/builtin sets it), and fail plainly without one;
+// JSON-lines paths stay here.
 func TestLakeDispatch(t *testing.T) {
 	dir := t.TempDir()
 	table := func(o connectors.Options) *connectors.Table {
@@ -23,29 +23,26 @@ func TestLakeDispatch(t *testing.T) {
 		{"path": "gs://bucket/prefix"},
 		{"path": "AZURE://container/prefix", "format": "json"},
 	}
-	saved := connectors.LakeSink
-	defer func() { connectors.LakeSink = saved }()
-	connectors.LakeSink = nil
 	for _, o := range lake {
-		if _, err := (Connector{}).NewSink(table(o)); !errors.Is(err, connectors.ErrLake) {
-			t.Errorf("%v: %v, want ErrLake", o, err)
+		if _, err := (Connector{}).NewSink(table(o)); err == nil || !strings.Contains(err.Error(), "need the Parquet sink") {
+			t.Errorf("%v without a Lake sink: %v", o, err)
 		}
 	}
 	called := 0
-	connectors.LakeSink = func(*connectors.Table) (engine.Sink, error) { called++; return nil, nil }
+	c := Connector{Lake: func(*connectors.Table) (engine.Sink, error) { called++; return nil, nil }}
 	for _, o := range lake {
-		if _, err := (Connector{}).NewSink(table(o)); err != nil {
+		if _, err := c.NewSink(table(o)); err != nil {
 			t.Errorf("%v: %v", o, err)
 		}
 	}
 	if called != len(lake) {
-		t.Errorf("LakeSink called %d times, want %d", called, len(lake))
+		t.Errorf("Lake called %d times, want %d", called, len(lake))
 	}
-	s, err := (Connector{}).NewSink(table(connectors.Options{"path": filepath.Join(dir, "json")}))
+	s, err := c.NewSink(table(connectors.Options{"path": filepath.Join(dir, "json")}))
 	if _, ok := s.(*TxSink); err != nil || !ok {
 		t.Errorf("a JSON directory: %T %v, want the JSON TxSink", s, err)
 	}
 	if called != len(lake) {
-		t.Errorf("LakeSink called for a JSON-lines path")
+		t.Errorf("Lake called for a JSON-lines path")
 	}
 }

@@ -23,16 +23,15 @@ import (
 // and visible once flushed.
 //
 // A table whose 'format' is 'parquet' or whose path is an object-store URL
-// (s3://, gs://, azure://) is written by the lake sink (package
-// connectors/objectstore), which only clink-lake and clink-cluster link:
-// elsewhere NewSink returns an error wrapping connectors.ErrLake.
-func (Connector) NewSink(t *connectors.Table) (engine.Sink, error) {
+// (s3://, gs://, azure://) is written by the connector's Lake sink
+// (package connectors/objectstore, which connectors/builtin wires in).
+func (c Connector) NewSink(t *connectors.Table) (engine.Sink, error) {
 	path := t.Options["path"]
 	if NeedsLake(t.Options) {
-		if connectors.LakeSink == nil {
-			return nil, fmt.Errorf("file sink '%s': %w", t.Name, connectors.ErrLake)
+		if c.Lake == nil {
+			return nil, fmt.Errorf("file sink '%s': Parquet files and object-store paths need the Parquet sink, which this registry's file connector was not given (connectors/builtin gives it)", t.Name)
 		}
-		return connectors.LakeSink(t)
+		return c.Lake(t)
 	}
 	name := filepath.Join(path, fmt.Sprintf("part-%d.jsonl", t.Runtime.Subtask))
 	switch filepath.Ext(path) {

@@ -1,9 +1,8 @@
 // Package iceberg is the 'iceberg' sink: it appends a table's rows to an
 // Apache Iceberg table as Parquet data files, through iceberg-go, in a SQL
 // catalog (SQLite or PostgreSQL) or a REST catalog, with the warehouse on a
-// local disk or S3. Linking it sets spec.NewSink; it is linked into
-// clink-lake and clink-cluster, never into clink (iceberg-go's package
-// initialization costs every start about 130 ms and 30 MB).
+// local disk or S3. connectors/builtin registers Connector, except in a
+// slim build (see package spec).
 //
 // # Exactly once
 //

@@ -24,7 +24,17 @@ import (
 	"github.com/clink-dev/clink/engine"
 )
 
-func init() { spec.NewSink = NewSink }
+// Connector is the 'iceberg' connector: the options of package spec and
+// the sink of this package.
+type Connector struct{}
+
+var _ connectors.SinkFactory = Connector{}
+
+// Spec describes the connector's options.
+func (Connector) Spec() *connectors.Spec { return spec.Spec() }
+
+// NewSink opens the table's sink.
+func (Connector) NewSink(t *connectors.Table) (engine.Sink, error) { return NewSink(t) }
 
 // NewSink opens an 'iceberg' table for writing. It checks the options but
 // does no I/O (a cluster plans jobs in processes that do not run them):

@@ -1,7 +1,7 @@
 // Package objectstore writes a file-connector table as typed Parquet files
 // to a local directory or an object store (s3://, gs://, azure://), staged
-// and published with checkpoints. Linking it sets connectors.LakeSink; it
-// is linked into clink-lake and clink-cluster, not into clink.
+// and published with checkpoints. connectors/builtin hands NewSink to the
+// file connector (file.Connector.Lake), which declares the options.
 //
 // A sink writes one Parquet file at a time per subtask, typed from the
 // table's Arrow schema. A file is closed when it reaches

@@ -10,8 +10,6 @@ import (
 	"github.com/clink-dev/clink/engine"
 )
 
-func init() { connectors.LakeSink = NewSink }
-
 // NewSink opens a file-connector table whose format is Parquet or whose
 // path is an object store's. It checks the options and builds the store's
 // client but does no I/O: the staging location is cleaned up on first

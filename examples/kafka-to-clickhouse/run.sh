@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Kafka to ClickHouse on a Clink cluster, with the Worker killed mid-stream:
-#   1. builds bin/clink and bin/clink-cluster, which runs `clink coordinator`
-#      and `clink worker` (unless $CLINK names an engine binary, with
-#      clink-cluster next to it), and the sensor example's gen and verify
-#      tools into bin/ at the repository root;
+#   1. builds bin/clink, which runs `clink coordinator` and `clink worker`
+#      (unless $CLINK names a clink binary), and the sensor example's gen
+#      and verify tools into bin/ at the repository root;
 #      installs clickhouse-server with apt-get if there is none,
 #   2. starts, on 127.0.0.1 and free ports, with every file in one temporary
 #      directory: the dev Kafka broker; a private ClickHouse server with the
@@ -41,8 +40,8 @@ window_ms=10000
 say() { echo "run.sh: $*" >&2; }
 
 if [[ -z "${CLINK:-}" ]]; then
-  say "building $root/bin/clink and bin/clink-cluster"
-  (cd "$root" && go build -o bin/clink ./cmd/clink && go build -o bin/clink-cluster ./cmd/clink-cluster)
+  say "building $root/bin/clink"
+  (cd "$root" && go build -o bin/clink ./cmd/clink)
   CLINK=$root/bin/clink
 elif [[ $CLINK == */* && $CLINK != /* ]]; then
   CLINK=$orig_dir/$CLINK # a relative path given by the caller

@@ -1,23 +1,22 @@
-// Package spec is the light half of the 'iceberg' connector: its options
-// and its registration. The sink itself (package connectors/iceberg, which
-// links iceberg-go) is linked only into clink-lake and clink-cluster: its
-// package initialization alone costs every start of the engine binary
-// about 130 ms and 30 MB. Linking it sets NewSink; without it, opening an
-// Iceberg sink fails with connectors.ErrLake and `clink run` re-runs the
-// job in clink-lake.
+// Package spec is the light half of the 'iceberg' connector: its options.
+// The sink (package connectors/iceberg, which links iceberg-go) registers
+// them as its own; a slim build of clink (`-tags slim`, see
+// docs/performance.md: iceberg-go's package initialization costs every
+// start of a binary that links it about 0.15 s and 32 MB) registers
+// Connector instead, which validates and documents the options and refuses
+// to open a sink with a plain error.
 package spec
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/clink-dev/clink/connectors"
 	"github.com/clink-dev/clink/engine"
 )
 
-// NewSink opens an Iceberg sink; package connectors/iceberg sets it.
-var NewSink func(t *connectors.Table) (engine.Sink, error)
-
-// Connector is the 'iceberg' connector.
+// Connector is the 'iceberg' connector of a slim build: its options, and
+// no sink.
 type Connector struct{}
 
 var _ connectors.SinkFactory = Connector{}
@@ -34,7 +33,7 @@ var deliveryGuarantee = func() connectors.Option {
 var spec = &connectors.Spec{
 	Name: "iceberg",
 	Description: "Appends rows to an Apache Iceberg table as Parquet data files, one snapshot per checkpoint (exactly once: a snapshot is tagged with its checkpoint's id, so a commit redone after a crash is recognized), in a SQL catalog (SQLite or PostgreSQL) or a REST catalog, with the warehouse on a local disk or S3. " +
-		"The table is created from the Clink table's columns when missing. Changelogs are refused. Runs in clink-lake (`clink run` switches to it). See docs/iceberg.md.",
+		"The table is created from the Clink table's columns when missing. Changelogs are refused. See docs/iceberg.md.",
 	Guarantee: "Sink: **exactly-once** with checkpoints: one snapshot per checkpoint and sink subtask, tagged with the checkpoint id, so a re-commit after recovery adds nothing; data files written before their checkpoint completes are invisible.",
 	Sink:      true,
 	Options: []connectors.Option{
@@ -66,12 +65,13 @@ var spec = &connectors.Spec{
 // Spec describes the connector's options.
 func (Connector) Spec() *connectors.Spec { return spec }
 
-// NewSink opens the table's sink where package connectors/iceberg is
-// linked; elsewhere it returns an error wrapping connectors.ErrIceberg
-// (which wraps connectors.ErrLake).
+// Spec describes the connector's options (for package connectors/iceberg).
+func Spec() *connectors.Spec { return spec }
+
+// ErrSlim is what a slim build answers for an Iceberg sink.
+var ErrSlim = errors.New("this clink is a slim build (go build -tags slim) without the Iceberg sink; use a build without the tag (go install ./cmd/clink)")
+
+// NewSink refuses: a slim build links no Iceberg library.
 func (Connector) NewSink(t *connectors.Table) (engine.Sink, error) {
-	if NewSink == nil {
-		return nil, fmt.Errorf("iceberg sink '%s': %w", t.Name, connectors.ErrIceberg)
-	}
-	return NewSink(t)
+	return nil, fmt.Errorf("iceberg sink '%s': %w", t.Name, ErrSlim)
 }

@@ -11,16 +11,15 @@ import (
 	"github.com/clink-dev/clink/connectors"
 )
 
-// Without package connectors/iceberg linked, opening a sink says the job
-// needs clink-lake.
-func TestNewSinkNeedsLake(t *testing.T) {
+// A slim build's connector refuses to open a sink, plainly.
+func TestSlimNewSink(t *testing.T) {
 	opts, err := spec.Validate(map[string]string{"connector": "iceberg", "catalog_uri": "sqlite:///tmp/c.db", "warehouse": "/tmp/wh"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tbl := &connectors.Table{Name: "t", Schema: arrow.NewSchema(nil, nil), Options: opts}
-	if _, err := (Connector{}).NewSink(tbl); !errors.Is(err, connectors.ErrLake) {
-		t.Fatalf("NewSink without the lake connectors: %v, want ErrLake", err)
+	if _, err := (Connector{}).NewSink(tbl); !errors.Is(err, ErrSlim) {
+		t.Fatalf("NewSink of the slim connector: %v, want ErrSlim", err)
 	}
 }
 
@@ -38,23 +37,20 @@ func TestFlinkNames(t *testing.T) {
 	}
 }
 
-// The engine binary must not link iceberg-go: its initialization costs
-// every start about 100 ms and 40 MB. Only clink-iceberg (-tags iceberg)
-// and clink-cluster do; clink-lake (Parquet, object stores) does not.
-func TestEngineDoesNotLinkIceberg(t *testing.T) {
+// clink links iceberg-go (the whole product is one binary); the slim
+// build does not, and the options package alone never does.
+func TestSlimDoesNotLinkIceberg(t *testing.T) {
 	for _, c := range []struct {
 		args []string
 		want bool
 	}{
 		{[]string{"github.com/clink-dev/clink/connectors/iceberg/spec"}, false},
-		{[]string{"github.com/clink-dev/clink/cmd/clink"}, false},
-		{[]string{"-tags", "lake", "github.com/clink-dev/clink/cmd/clink"}, false},
-		{[]string{"-tags", "iceberg", "github.com/clink-dev/clink/cmd/clink"}, true},
-		{[]string{"github.com/clink-dev/clink/cmd/clink-cluster"}, true},
+		{[]string{"github.com/clink-dev/clink/cmd/clink"}, true},
+		{[]string{"-tags", "slim", "github.com/clink-dev/clink/cmd/clink"}, false},
 	} {
 		out, err := exec.Command("go", append([]string{"list", "-deps"}, c.args...)...).Output()
 		if err != nil {
-			t.Skipf("go list: %v", err)
+			t.Fatalf("go list: %v", err)
 		}
 		deps := string(out)
 		links := strings.Contains(deps, "github.com/apache/iceberg-go\n")
