@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -187,122 +186,41 @@ func (s *exchangeSource) String() string                   { return fmt.Sprintf(
 func (s *exchangeSource) bindExchange(ctx context.Context) { s.x.bind(ctx) }
 func (s *exchangeSink) bindExchange(ctx context.Context)   { s.x.bind(ctx) }
 func (s *exchangeSource) Run(ctx context.Context, emit func(Message) error) error {
-	p := s.x.p
-	in := make([]chan Message, p)
+	in := make([]<-chan Message, s.x.p)
 	for i := range in {
 		in[i] = s.x.ch[i][s.j]
 	}
-	wms := make([]int64, p)
-	for i := range wms {
-		wms[i] = MinWatermark
+	d := &driver{in: in, ctx: ctx}
+	ended, err := d.run(mergeTask{emit})
+	if err != nil {
+		return err
 	}
-	ended := make([]bool, p)
-	waiting := make([]uint64, p)
-	lastWM := MinWatermark
-	open := p
-	// Inputs are read one message at a time, round-robin over those not
-	// waiting at a barrier; a select over all keeps every input moving.
-	cases := make([]chan Message, p)
-	for open > 0 {
-		var pending uint64
-		for i := range p {
-			cases[i] = in[i]
-			if ended[i] || waiting[i] != 0 {
-				cases[i] = nil
-			}
-			if waiting[i] != 0 {
-				pending = waiting[i]
-			}
-		}
-		if pending != 0 {
-			done := true
-			for i := range p {
-				if waiting[i] != pending && !ended[i] {
-					done = false
-				}
-			}
-			if done {
-				for i := range waiting {
-					waiting[i] = 0
-				}
-				if err := emit(Message{Kind: KindBarrier, Checkpoint: pending}); err != nil {
-					return err
-				}
-				continue
-			}
-		}
-		i, m, ok := recvAny(ctx, cases)
-		if i < 0 {
-			return ctx.Err()
-		}
-		if !ok {
-			// An upstream stopped without ending: the job is stopping.
-			<-ctx.Done()
-			return ctx.Err()
-		}
-		switch m.Kind {
-		case KindData:
-			if err := emit(m); err != nil {
-				return err
-			}
-		case KindWatermark:
-			if m.Watermark > wms[i] {
-				wms[i] = m.Watermark
-			}
-			if wm := minWM(wms, ended); wm > lastWM && wm != MaxWatermark {
-				lastWM = wm
-				if err := emit(Message{Kind: KindWatermark, Watermark: wm}); err != nil {
-					return err
-				}
-			}
-		case KindBarrier:
-			waiting[i] = m.Checkpoint
-		case KindEnd:
-			ended[i] = true
-			open--
-			if wm := minWM(wms, ended); wm > lastWM && wm != MaxWatermark {
-				lastWM = wm
-				if err := emit(Message{Kind: KindWatermark, Watermark: wm}); err != nil {
-					return err
-				}
-			}
-		}
+	if !ended {
+		// An upstream stopped without ending: the job is stopping.
+		<-ctx.Done()
+		return ctx.Err()
 	}
 	return nil // the runtime sends the final watermark and end
 }
 
-// minWM is the minimum watermark over inputs that have not ended.
-func minWM(wms []int64, ended []bool) int64 {
-	wm := MaxWatermark
-	for i, w := range wms {
-		if !ended[i] && w < wm {
-			wm = w
-		}
-	}
-	return wm
+// mergeTask passes an exchange's merged stream on as a source's messages.
+// The final watermark is left to the runtime, which sends it after the
+// source's state is final.
+type mergeTask struct{ emit func(Message) error }
+
+func (m mergeTask) data(_ int, b *vector.Batch) error {
+	return m.emit(Message{Kind: KindData, Batch: b})
 }
 
-// recvAny receives from one of the non-nil channels (-1: ctx is done).
-// It selects over a varying set, once per message (a message is a batch
-// of up to thousands of rows, so the cost is per batch, not per row).
-func recvAny(ctx context.Context, chans []chan Message) (int, Message, bool) {
-	cases := make([]reflect.SelectCase, 0, len(chans)+1)
-	idx := make([]int, 0, len(chans))
-	for i, c := range chans {
-		if c != nil {
-			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(c)})
-			idx = append(idx, i)
-		}
+func (m mergeTask) watermark(wm int64) error {
+	if wm == MaxWatermark {
+		return nil
 	}
-	cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())})
-	k, v, ok := reflect.Select(cases)
-	if k == len(idx) {
-		return -1, Message{}, false
-	}
-	if !ok {
-		return idx[k], Message{}, false
-	}
-	return idx[k], v.Interface().(Message), true
+	return m.emit(Message{Kind: KindWatermark, Watermark: wm})
+}
+
+func (m mergeTask) barrier(id uint64) error {
+	return m.emit(Message{Kind: KindBarrier, Checkpoint: id})
 }
 
 // exchangeBinder is implemented by the exchange's ends: RunJob binds them

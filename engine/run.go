@@ -587,150 +587,68 @@ func (r *runner) runNode(n *Node, next Output) (bool, error) {
 	return ended, nil
 }
 
-// consume drives a chain from one input channel. After an error it drains
-// the channel so the producer can stop.
+// consume drives a chain from one input channel (a source's).
 func (r *runner) consume(nr *nodeRun, in <-chan Message, st *OpStats, head, next Output) (bool, error) {
-	n := nr.node
-	var err error
-	ended := false
-	for m := range in {
-		if r.p.Live != nil {
-			r.p.Live.tick(r, nr)
-		}
-		if err != nil {
-			if m.Batch != nil {
-				m.Batch.Release()
-			}
-			continue
-		}
-		switch m.Kind {
-		case KindData:
-			st.RowsOut += int64(m.Batch.Len())
-			err = head.Emit(m.Batch)
-		case KindWatermark:
-			if m.Watermark > st.Watermark {
-				st.Watermark = m.Watermark
-			}
-			err = head.EmitWatermark(m.Watermark)
-		case KindBarrier:
-			err = r.barrier(n, m.Checkpoint, next)
-		case KindEnd:
-			ended = true
-		}
-		if err != nil {
-			r.cancel()
-		}
-	}
-	return ended, err
+	d := &driver{in: []<-chan Message{in}, drain: true, fail: r.cancel, tick: r.ticker(nr)}
+	return d.run(&chainTask{r: r, n: nr.node, st: st, head: head, next: next})
 }
 
-// consumeTwo drives a binary operator from two input channels; its
-// watermark is the minimum of the inputs'. Barriers are aligned: after one
-// input delivers barrier n, it is not read until the other delivers n too
-// (or ends); then the node snapshots and passes n on.
+// chainTask is a node's chain behind one input.
+type chainTask struct {
+	r          *runner
+	n          *Node
+	st         *OpStats
+	head, next Output
+}
+
+func (c *chainTask) data(_ int, b *vector.Batch) error {
+	c.st.RowsOut += int64(b.Len())
+	return c.head.Emit(b)
+}
+
+func (c *chainTask) watermark(wm int64) error {
+	c.st.Watermark = wm
+	return c.head.EmitWatermark(wm)
+}
+
+func (c *chainTask) barrier(id uint64) error { return c.r.barrier(c.n, id, c.next) }
+
+// consumeTwo drives a binary operator from two input channels (see
+// driver: its watermark is the minimum of the inputs', barriers are
+// aligned).
 func (r *runner) consumeTwo(nr *nodeRun, in [2]<-chan Message, st *OpStats, head, next Output) (bool, error) {
-	n := nr.node
-	op := n.Binary
-	wms := [2]int64{MinWatermark, MinWatermark}
-	ended := [2]bool{}
-	closed := [2]bool{}
-	var waiting [2]uint64 // barrier a side delivered and waits with
-	stopping := false     // an input stopped without ending
-	read := in            // the channels read: nil while blocked or closed
-	var err error
-	out := &counter{stats: st, next: head}
-	aligned := func() {
-		// A barrier is complete when every side has delivered it or ended.
-		var id uint64
-		for s := range 2 {
-			if waiting[s] != 0 {
-				id = waiting[s]
-			}
-		}
-		if id == 0 {
-			return
-		}
-		for s := range 2 {
-			if waiting[s] != id && !ended[s] {
-				return
-			}
-		}
-		if err == nil {
-			err = r.barrier(n, id, next)
-		}
-		for s := range 2 {
-			waiting[s] = 0
-			if !closed[s] {
-				read[s] = in[s]
-			}
-		}
+	d := &driver{in: in[:], drain: true, fail: r.cancel, tick: r.ticker(nr)}
+	return d.run(&binaryTask{r: r, n: nr.node, st: st, out: &counter{stats: st, next: head}, head: head, next: next})
+}
+
+// binaryTask is a binary operator (a join, a union) and the chain behind it.
+type binaryTask struct {
+	r         *runner
+	n         *Node
+	st        *OpStats
+	out, head Output
+	next      Output
+}
+
+func (t *binaryTask) data(side int, b *vector.Batch) error {
+	t.st.RowsIn += int64(b.Len())
+	return t.n.Binary.ProcessSide(side, b, t.out)
+}
+
+func (t *binaryTask) watermark(wm int64) error {
+	t.st.Watermark = wm
+	if h, ok := t.n.Binary.(WatermarkHandler); ok {
+		return h.OnWatermark(wm, t.out)
 	}
-	for !closed[0] || !closed[1] {
-		var m Message
-		var ok bool
-		side := 0
-		select {
-		case m, ok = <-read[0]:
-			side = 0
-		case m, ok = <-read[1]:
-			side = 1
-		}
-		if r.p.Live != nil {
-			r.p.Live.tick(r, nr)
-		}
-		if !ok {
-			closed[side] = true
-			read[side] = nil
-			if !ended[side] {
-				// The input stopped without ending (the job is
-				// stopping): no barrier can align any more; drain the
-				// other input.
-				stopping = true
-				waiting = [2]uint64{}
-				for s := range 2 {
-					if !closed[s] {
-						read[s] = in[s]
-					}
-				}
-			}
-			continue
-		}
-		if err != nil {
-			if m.Batch != nil {
-				m.Batch.Release()
-			}
-			continue
-		}
-		switch m.Kind {
-		case KindData:
-			st.RowsIn += int64(m.Batch.Len())
-			err = op.ProcessSide(side, m.Batch, out)
-		case KindWatermark:
-			if m.Watermark > wms[side] {
-				wms[side] = m.Watermark
-			}
-			if wm := min(wms[0], wms[1]); wm > st.Watermark {
-				st.Watermark = wm
-				if h, ok := op.(WatermarkHandler); ok {
-					err = h.OnWatermark(wm, out)
-				} else {
-					err = head.EmitWatermark(wm)
-				}
-			}
-		case KindBarrier:
-			if stopping {
-				break
-			}
-			waiting[side] = m.Checkpoint
-			read[side] = nil
-			aligned()
-		case KindEnd:
-			ended[side] = true
-			aligned()
-		}
-		if err != nil {
-			r.cancel()
-		}
+	return t.head.EmitWatermark(wm)
+}
+
+func (t *binaryTask) barrier(id uint64) error { return t.r.barrier(t.n, id, t.next) }
+
+// ticker publishes a node's live counters as messages pass (nil: none).
+func (r *runner) ticker(nr *nodeRun) func() {
+	if r.p.Live == nil {
+		return nil
 	}
-	return ended[0] && ended[1], err
+	return func() { r.p.Live.tick(r, nr) }
 }
