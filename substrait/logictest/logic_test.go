@@ -16,10 +16,17 @@ import (
 
 var rewrite = flag.Bool("rewrite", false, "rewrite expected rows, errors and golden plans from actual output")
 
-// TestLogic runs every testdata/*.test file. Each query runs at batch sizes
-// 1, 7, 1024 and a random size from a plan round-tripped through protobuf
-// bytes; all runs must give the expected multiset of rows, the expected
-// late-row count, and leave no Arrow memory allocated.
+// TestLogic runs every testdata/*.test file. Each query runs from a plan
+// round-tripped through protobuf bytes, three ways: straight, at batch
+// sizes 1, 7, 1024 and a random size and at parallelism 2 and 3 where the
+// plan runs in parallel; crashed right after a checkpoint whose barrier
+// sits at a cut drawn from the file's seed, and restored from it at the
+// same parallelism; and the same restored at another parallelism, where the
+// plan runs in parallel (Runner.Query, Runner.RunRestored). A query
+// expected to fail runs straight only. Every run must give the expected
+// multiset of rows, late-row and skipped-record counts, and leave no Arrow
+// memory allocated. The log names the runs a plan does not support, and
+// why, and counts the queries of each file by the ways they ran.
 func TestLogic(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.test")
 	if err != nil {
@@ -38,7 +45,12 @@ func TestLogic(t *testing.T) {
 	}
 }
 
-func runFile(t *testing.T, path string, tally *modeTally) {
+func runFile(t *testing.T, path string, all *modeTally) {
+	tally := &modeTally{unsupported: map[string]int{}}
+	defer func() {
+		t.Logf("queries: %d; straight only (expected to fail): %d; also crashed at a checkpoint and restored at the same parallelism: %d, of them also at another parallelism: %d", tally.queries, tally.failing, tally.restored, tally.rescaled)
+		all.add(tally)
+	}()
 	blocks, err := ParseFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -255,7 +267,7 @@ func format(blocks []*Block) string {
 type modeTally struct {
 	mu                                   sync.Mutex
 	queries, failing, restored, rescaled int
-	runs, restoreRuns                    int
+	runs, restoreRuns, discarded         int
 	unsupported                          map[string]int // reason -> queries
 }
 
@@ -271,6 +283,7 @@ func (m *modeTally) count(wantErr bool, results []Result, notes []string) {
 		m.runs++
 		if res.restored != nil {
 			m.restoreRuns++
+			m.discarded += res.discarded
 			same = same || res.restored.from == res.restored.to
 			other = other || res.restored.from != res.restored.to
 		}
@@ -292,9 +305,24 @@ func (m *modeTally) count(wantErr bool, results []Result, notes []string) {
 // queries by kind of limitation.
 var unsupportedKind = regexp.MustCompile(` \([^)]*\)$`)
 
+func (m *modeTally) add(o *modeTally) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.queries += o.queries
+	m.failing += o.failing
+	m.restored += o.restored
+	m.rescaled += o.rescaled
+	m.runs += o.runs
+	m.restoreRuns += o.restoreRuns
+	m.discarded += o.discarded
+	for k, v := range o.unsupported {
+		m.unsupported[k] += v
+	}
+}
+
 func (m *modeTally) log(t *testing.T, files int) {
-	t.Logf("%d files, %d queries (%d runs): %d expected to fail run straight only; %d crashed at a checkpoint and restored at the same parallelism, %d of them also restored at another parallelism (%d crash-and-restore runs)",
-		files, m.queries, m.runs, m.failing, m.restored, m.rescaled, m.restoreRuns)
+	t.Logf("%d files, %d queries (%d runs): %d expected to fail run straight only; %d crashed at a checkpoint and restored at the same parallelism, %d of them also restored at another parallelism (%d crash-and-restore runs; the crashed runs staged %d output rows after their cut, all discarded by the restores and written again)",
+		files, m.queries, m.runs, m.failing, m.restored, m.rescaled, m.restoreRuns, m.discarded)
 	for _, reason := range slices.Sorted(maps.Keys(m.unsupported)) {
 		t.Logf("  %d queries: %s", m.unsupported[reason], reason)
 	}

@@ -59,8 +59,8 @@ func internal(x any) bool {
 	return t != nil && t.PkgPath() == reflect.TypeOf(engine.Pipeline{}).PkgPath()
 }
 
-// roots are a pipeline's nodes, the root first; a linear pipeline gets
-// its Root set so that nodes can be decorated.
+// nodes are a pipeline's nodes, the root first; a linear pipeline gets
+// its Root set so that its node can be decorated.
 func nodes(p *engine.Pipeline) []*engine.Node {
 	if p.Root == nil {
 		p.Root = &engine.Node{Source: p.Source, Ops: p.Ops, Names: p.Names}
@@ -427,6 +427,7 @@ type txStore struct {
 	staged    map[string][]string // pre-committed transactions by id
 	committed map[string]bool
 	rows      map[string][]string // published rows by sink table
+	discarded int                 // rows of discarded transactions
 }
 
 func newTxStore() *txStore {
@@ -439,9 +440,9 @@ func (st *txStore) stage(id string, rows []string) {
 	st.staged[id] = rows
 }
 
-// commit publishes transaction id of sink; committing it again does
+// commit publishes transaction id into table; committing it again does
 // nothing.
-func (st *txStore) commit(sink, id string) error {
+func (st *txStore) commit(table, id string) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.committed[id] {
@@ -449,9 +450,9 @@ func (st *txStore) commit(sink, id string) error {
 	}
 	rows, ok := st.staged[id]
 	if !ok {
-		return fmt.Errorf("sink %s: transaction %s is neither staged nor committed", sink, id)
+		return fmt.Errorf("sink %s: transaction %s is neither staged nor committed", table, id)
 	}
-	st.rows[sink] = append(st.rows[sink], rows...)
+	st.rows[table] = append(st.rows[table], rows...)
 	st.committed[id] = true
 	delete(st.staged, id)
 	return nil
@@ -463,6 +464,7 @@ func (st *txStore) discard(sink string, keep map[string]bool) {
 	defer st.mu.Unlock()
 	for id := range st.staged {
 		if strings.HasPrefix(id, sink+"/") && !keep[id] {
+			st.discarded += len(st.staged[id])
 			delete(st.staged, id)
 		}
 	}
@@ -477,7 +479,8 @@ func (st *txStore) discard(sink string, keep map[string]bool) {
 // the plan and hangs until the process dies; after that it does nothing.
 type txCollector struct {
 	store  *txStore
-	sink   string // the sink table
+	sink   string // the sink: table#k
+	table  string // the sink table
 	prefix string // of its transaction ids
 	plan   *crashPlan
 
@@ -511,7 +514,7 @@ func (s *txCollector) StartTransactions() error {
 func (s *txCollector) Write(b *vector.Batch) error {
 	defer b.Release()
 	if !s.tx {
-		return fmt.Errorf("sink %s: the test's collector needs checkpoints", s.sink)
+		return fmt.Errorf("sink %s: the test's collector needs checkpoints", s.table)
 	}
 	var rows []string
 	s.buf, rows = formatRows(s.buf, b)
@@ -570,7 +573,7 @@ func (s *txCollector) Commit(id uint64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for len(s.pending) > 0 && s.pending[0].ckpt != 0 && s.pending[0].ckpt <= id {
-		if err := s.store.commit(s.sink, s.pending[0].id); err != nil {
+		if err := s.store.commit(s.table, s.pending[0].id); err != nil {
 			return err
 		}
 		s.pending = s.pending[1:]
@@ -599,7 +602,7 @@ func (s *txCollector) RestoreState(r *engine.Restore) error {
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(keep)) {
-		if err := s.store.commit(s.sink, id); err != nil {
+		if err := s.store.commit(s.table, id); err != nil {
 			return err
 		}
 	}
@@ -615,20 +618,24 @@ func (s *txCollector) Abort() error {
 func (s *txCollector) Flush() error { return nil }
 func (s *txCollector) Close() error { return nil }
 
-// collect puts a txCollector in place of every sink of the job; sinks
-// other than print are named in the returned list.
-func collect(pipes []*engine.Pipeline, store *txStore, run string, plan *crashPlan) (n int, others []string) {
+// collect puts a txCollector in place of every sink of the job and
+// returns how many. A collector's transactions are named after its sink
+// table and the how-manieth sink of that table it is in its subtask (as
+// the engine names their state), so that a restore discards exactly the
+// staged transactions of the same sink.
+func collect(pipes []*engine.Pipeline, store *txStore, run string, plan *crashPlan) int {
+	n := 0
+	seen := map[string]int{}
 	for _, p := range pipes {
 		if internal(p.Sink) {
 			continue
 		}
-		if _, ok := p.Sink.(*print.Sink); !ok {
-			others = append(others, p.SinkName)
-		}
-		p.Sink = &txCollector{store: store, sink: p.SinkName, prefix: fmt.Sprintf("%s/%s/%d/", p.SinkName, run, p.Subtask), plan: plan}
+		seen[fmt.Sprint(p.SinkName, "/", p.Subtask)]++
+		sink := fmt.Sprintf("%s#%d", p.SinkName, seen[fmt.Sprint(p.SinkName, "/", p.Subtask)])
+		p.Sink = &txCollector{store: store, sink: sink, table: p.SinkName, prefix: fmt.Sprintf("%s/%s/%d/", sink, run, p.Subtask), plan: plan}
 		n++
 	}
-	return n, others
+	return n
 }
 
 // restoreMode is one crash-and-restore run: the first run at parallelism
@@ -649,23 +656,20 @@ func (r *Runner) RunRestored(data []byte, batch, from, to int, cuts map[string]i
 	}
 	defer os.RemoveAll(dir)
 	store := newTxStore()
-	t0 := time.Now()
-	fp, late, skipped, cutID, err := r.crash(data, batch, from, cuts, dir, store)
-	if os.Getenv("DBG") != "" { fmt.Fprintf(os.Stderr, "crash %v staged %d\n", time.Since(t0), len(store.staged)) }
-	t0 = time.Now()
-	defer func() { if os.Getenv("DBG") != "" { fmt.Fprintf(os.Stderr, "resume %v\n", time.Since(t0)) } }()
+	cut, err := r.crash(data, batch, from, cuts, dir, store)
 	if err != nil {
 		return Result{Err: fmt.Errorf("first run, at parallelism %d: %w", from, err)}
 	}
-	res := r.resume(data, batch, to, fp, cutID, dir, store)
+	res := r.resume(data, batch, to, cut, dir, store)
 	if res.Err != nil {
-		res.Err = fmt.Errorf("run restored from checkpoint %d at parallelism %d: %w", cutID, to, res.Err)
+		res.Err = fmt.Errorf("run restored from checkpoint %d at parallelism %d: %w", cut.id, to, res.Err)
 		return res
 	}
-	res.Late += late
-	res.Skipped += skipped
+	res.Late += cut.late
+	res.Skipped += cut.skipped
 	store.mu.Lock()
 	defer store.mu.Unlock()
+	res.discarded = store.discarded
 	if len(store.staged) > 0 {
 		res.Err = fmt.Errorf("transactions left staged, neither committed nor discarded: %v", slices.Sorted(maps.Keys(store.staged)))
 	}
@@ -700,21 +704,28 @@ func unmarshal(data []byte) (*pb.Plan, error) {
 	return &p, proto.Unmarshal(data, &p)
 }
 
-// crash is the first run. It returns the plan's fingerprint, the counts at
-// the cut and the cut's checkpoint id.
-func (r *Runner) crash(data []byte, batch, par int, cuts map[string]int64, dir string, store *txStore) (fp string, late, skipped int64, cutID uint64, err error) {
+// cutPoint is what the first run of a crash leaves: the plan's
+// fingerprint, the checkpoint at the cut, and the counts at the cut.
+type cutPoint struct {
+	fp            string
+	id            uint64
+	late, skipped int64
+}
+
+// crash is the first run of RunRestored.
+func (r *Runner) crash(data []byte, batch, par int, cuts map[string]int64, dir string, store *txStore) (cut cutPoint, err error) {
 	plan, err := unmarshal(data)
 	if err != nil {
-		return "", 0, 0, 0, err
+		return cut, err
 	}
-	if fp, err = substrait.Fingerprint(plan); err != nil {
-		return "", 0, 0, 0, err
+	if cut.fp, err = substrait.Fingerprint(plan); err != nil {
+		return cut, err
 	}
 	var out bytes.Buffer
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	job, err := r.build(plan, batch, par, mem, &syncWriter{w: &out})
 	if err != nil {
-		return "", 0, 0, 0, err
+		return cut, err
 	}
 	var srcs []*cutSource
 	eachSource(job.Pipelines, func(key string, src engine.Source) engine.Source {
@@ -728,14 +739,16 @@ func (r *Runner) crash(data []byte, batch, par int, cuts map[string]int64, dir s
 	})
 	ops := wrapOps(job.Pipelines)
 	plan1 := newCrashPlan()
-	plan1.sinks, _ = collect(job.Pipelines, store, "run1", plan1)
+	if plan1.sinks = collect(job.Pipelines, store, "run1", plan1); plan1.sinks == 0 {
+		return cut, fmt.Errorf("no sink")
+	}
 	cs, err := checkpoint.NewStore(dir, checkpoint.Options{Compression: checkpoint.CompressNone})
 	if err != nil {
-		return "", 0, 0, 0, err
+		return cut, err
 	}
 	var mu sync.Mutex
 	var completed []uint64
-	cfg := &engine.CheckpointConfig{Store: cs, Interval: time.Millisecond, Job: "logictest", Fingerprint: fp, Mem: mem,
+	cfg := &engine.CheckpointConfig{Store: cs, Interval: time.Millisecond, Job: "logictest", Fingerprint: cut.fp, Mem: mem,
 		OnComplete: func(id uint64) {
 			mu.Lock()
 			completed = append(completed, id)
@@ -768,37 +781,39 @@ func (r *Runner) crash(data []byte, batch, par int, cuts map[string]int64, dir s
 		runErr = fmt.Errorf("the job ended before its crash")
 	}
 	if runErr != nil {
-		return "", 0, 0, 0, runErr
+		return cut, runErr
 	}
 	if n := mem.CurrentAlloc(); n != 0 {
-		return "", 0, 0, 0, fmt.Errorf("memory leak: %d bytes still allocated after the crash", n)
+		return cut, fmt.Errorf("memory leak: %d bytes still allocated after the crash", n)
 	}
 	if out.Len() > 0 {
-		return "", 0, 0, 0, fmt.Errorf("rows printed past the collectors: %s", out.String())
+		return cut, fmt.Errorf("rows printed past the collectors: %s", out.String())
 	}
 	if len(completed) != 1 {
-		return "", 0, 0, 0, fmt.Errorf("checkpoints %v completed before the crash, want only the cut's", completed)
+		return cut, fmt.Errorf("checkpoints %v completed before the crash, want only the cut's", completed)
 	}
 	for _, s := range srcs {
 		if s.atCut == nil {
-			return "", 0, 0, 0, fmt.Errorf("source %s did not snapshot at the cut", s.key)
+			return cut, fmt.Errorf("source %s did not snapshot at the cut", s.key)
 		}
-		late += s.atCut["late_rows_dropped"]
-		skipped += s.atCut["records_skipped"]
+		cut.late += s.atCut["late_rows_dropped"]
+		cut.skipped += s.atCut["records_skipped"]
 	}
 	for _, o := range ops {
 		if o.atCut == nil {
-			return "", 0, 0, 0, fmt.Errorf("operator %T did not snapshot at the cut", o.op)
+			return cut, fmt.Errorf("operator %T did not snapshot at the cut", o.op)
 		}
-		late += o.atCut["late_rows_dropped"]
-		skipped += o.atCut["records_skipped"]
+		cut.late += o.atCut["late_rows_dropped"]
+		cut.skipped += o.atCut["records_skipped"]
 	}
-	return fp, late, skipped, completed[0], nil
+	cut.id = completed[0]
+	return cut, nil
 }
 
-// resume is the second run: it restores checkpoint id at parallelism par
-// and runs to the end, publishing into store.
-func (r *Runner) resume(data []byte, batch, par int, fp string, id uint64, dir string, store *txStore) Result {
+// resume is the second run of RunRestored: it restores the cut's
+// checkpoint at parallelism par and runs to the end, publishing into store.
+func (r *Runner) resume(data []byte, batch, par int, cut cutPoint, dir string, store *txStore) Result {
+	id := cut.id
 	plan, err := unmarshal(data)
 	if err != nil {
 		return Result{Err: err}
@@ -827,15 +842,12 @@ func (r *Runner) resume(data []byte, batch, par int, fp string, id uint64, dir s
 	if !ok || latest != id {
 		return Result{Err: fmt.Errorf("newest complete checkpoint is %d (found: %v), want the cut's, %d", latest, ok, id)}
 	}
-	cp, err := cs.Open(id)
-	if err == nil {
-		err = cp.Verify()
-	}
+	cp, err := cs.Open(id) // the restore reads every part with its checksum
 	if err != nil {
 		return Result{Err: err}
 	}
 	// No checkpoint but the final one: the second run is deterministic.
-	cfg := &engine.CheckpointConfig{Store: cs, Interval: time.Hour, Job: "logictest", Fingerprint: fp, Mem: mem, Restore: cp}
+	cfg := &engine.CheckpointConfig{Store: cs, Interval: time.Hour, Job: "logictest", Fingerprint: cut.fp, Mem: mem, Restore: cp}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	stats, err := engine.RunJob(ctx, job.Pipelines, cfg)
