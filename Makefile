@@ -43,6 +43,10 @@ test: lint
 	$(MAKE) demo-kafka
 	$(MAKE) demo-cluster
 
+# The SQL logic files, each query straight (batch sizes 1, 7, 1024, a
+# random one; parallelism 1, 2, 3), crashed at a checkpoint and restored at
+# the same parallelism, and restored at another; -v logs, per file, which
+# ways its queries ran and the restores a plan does not support.
 logic:
 	$(GO) test -count=1 ./substrait/logictest/ -run TestLogic -v
 

@@ -4,19 +4,29 @@ import (
 	"flag"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite expected rows, errors and golden plans from actual output")
 
-// TestLogic runs every testdata/*.test file. Each query runs at batch sizes
-// 1, 7, 1024 and a random size from a plan round-tripped through protobuf
-// bytes; all runs must give the expected multiset of rows, the expected
-// late-row count, and leave no Arrow memory allocated.
+// TestLogic runs every testdata/*.test file. Each query runs from a plan
+// round-tripped through protobuf bytes, three ways: straight, at batch
+// sizes 1, 7, 1024 and a random size and at parallelism 2 and 3 where the
+// plan runs in parallel; crashed right after a checkpoint whose barrier
+// sits at a cut drawn from the file's seed, and restored from it at the
+// same parallelism; and the same restored at another parallelism, where the
+// plan runs in parallel (Runner.Query, Runner.RunRestored). A query
+// expected to fail runs straight only. Every run must give the expected
+// multiset of rows, late-row and skipped-record counts, and leave no Arrow
+// memory allocated. The log names the runs a plan does not support, and
+// why, and counts the queries of each file by the ways they ran.
 func TestLogic(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.test")
 	if err != nil {
@@ -25,15 +35,22 @@ func TestLogic(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no logic files")
 	}
+	tally := &modeTally{unsupported: map[string]int{}}
+	t.Cleanup(func() { tally.log(t, len(files)) })
 	for _, f := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".test"), func(t *testing.T) {
 			t.Parallel()
-			runFile(t, f)
+			runFile(t, f, tally)
 		})
 	}
 }
 
-func runFile(t *testing.T, path string) {
+func runFile(t *testing.T, path string, all *modeTally) {
+	tally := &modeTally{unsupported: map[string]int{}}
+	defer func() {
+		t.Logf("queries: %d; straight only (expected to fail): %d; also crashed at a checkpoint and restored at the same parallelism: %d, of them also at another parallelism: %d", tally.queries, tally.failing, tally.restored, tally.rescaled)
+		all.add(tally)
+	}()
 	blocks, err := ParseFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -71,16 +88,22 @@ func runFile(t *testing.T, path string) {
 				t.Errorf("%s: %v", where, err)
 			}
 		case "query":
-			results, err := r.Query(b.SQL)
+			_, wantErr := b.Params["error"]
+			results, notes, err := r.Query(b.SQL, !wantErr) // a failing query runs straight only
+			for _, n := range notes {
+				t.Logf("%s: %s", where, n)
+			}
+			tally.count(wantErr, results, notes)
+			failed := ""
 			if err == nil {
 				for _, res := range results {
 					if res.Err != nil {
-						err = res.Err
+						err, failed = res.Err, res.Label+": "
 						break
 					}
 				}
 			}
-			if _, wantErr := b.Params["error"]; wantErr {
+			if wantErr {
 				if err == nil {
 					t.Errorf("%s: expected an error, query succeeded", where)
 				} else if !matchError(b, r.normalize(err)) {
@@ -93,7 +116,7 @@ func runFile(t *testing.T, path string) {
 				continue
 			}
 			if err != nil {
-				t.Errorf("%s: %v", where, err)
+				t.Errorf("%s: %s%v", where, failed, err)
 				continue
 			}
 			if _, ok := b.Params["materialize"]; ok {
@@ -107,11 +130,22 @@ func runFile(t *testing.T, path string) {
 					results[i].Rows = m
 				}
 			}
+			// What a sink table holds is the changelog applied (an upsert
+			// file sink, the one case, writes it so); how a changelog
+			// splits into updates depends on batch boundaries.
+			for i := range results {
+				if results[i].SinkRows, err = materializeSinks(results[i].SinkRows); err != nil {
+					t.Errorf("%s: %s: %v", where, results[i].Label, err)
+				}
+			}
 			want := slices.Clone(b.Body)
 			slices.Sort(want)
 			for _, res := range results {
 				if !slices.Equal(res.Rows, results[0].Rows) {
 					t.Errorf("%s: %s gives different rows than %s:\n%s\nvs\n%s", where, res.Label, results[0].Label, strings.Join(res.Rows, "\n"), strings.Join(results[0].Rows, "\n"))
+				}
+				if !slices.Equal(res.SinkRows, results[0].SinkRows) {
+					t.Errorf("%s: %s writes different rows to its sinks than %s:\n%s\nvs\n%s", where, res.Label, results[0].Label, strings.Join(res.SinkRows, "\n"), strings.Join(results[0].SinkRows, "\n"))
 				}
 				if res.Late != results[0].Late || res.Skipped != results[0].Skipped {
 					t.Errorf("%s: %s counts late=%d skipped=%d, %s late=%d skipped=%d", where, res.Label, res.Late, res.Skipped, results[0].Label, results[0].Late, results[0].Skipped)
@@ -227,4 +261,89 @@ func format(blocks []*Block) string {
 		}
 	}
 	return sb.String()
+}
+
+// modeTally counts the queries of all files by the modes they ran in.
+type modeTally struct {
+	mu                                   sync.Mutex
+	queries, failing, restored, rescaled int
+	runs, restoreRuns, discarded         int
+	unsupported                          map[string]int // reason -> queries
+}
+
+func (m *modeTally) count(wantErr bool, results []Result, notes []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.queries++
+	if wantErr {
+		m.failing++
+	}
+	same, other := false, false
+	for _, res := range results {
+		m.runs++
+		if res.restored != nil {
+			m.restoreRuns++
+			m.discarded += res.discarded
+			same = same || res.restored.from == res.restored.to
+			other = other || res.restored.from != res.restored.to
+		}
+	}
+	if same {
+		m.restored++
+	}
+	if other {
+		m.rescaled++
+	}
+	for _, n := range notes {
+		if strings.Contains(n, "not supported") {
+			m.unsupported[unsupportedKind.ReplaceAllString(n, "")]++
+		}
+	}
+}
+
+// unsupportedKind strips the operator names out of a reason, to count
+// queries by kind of limitation.
+var unsupportedKind = regexp.MustCompile(` \([^)]*\)$`)
+
+func (m *modeTally) add(o *modeTally) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.queries += o.queries
+	m.failing += o.failing
+	m.restored += o.restored
+	m.rescaled += o.rescaled
+	m.runs += o.runs
+	m.restoreRuns += o.restoreRuns
+	m.discarded += o.discarded
+	for k, v := range o.unsupported {
+		m.unsupported[k] += v
+	}
+}
+
+func (m *modeTally) log(t *testing.T, files int) {
+	t.Logf("%d files, %d queries (%d runs): %d expected to fail run straight only; %d crashed at a checkpoint and restored at the same parallelism, %d of them also restored at another parallelism (%d crash-and-restore runs; the crashed runs staged %d output rows after their cut, all discarded by the restores and written again)",
+		files, m.queries, m.runs, m.failing, m.restored, m.rescaled, m.restoreRuns, m.discarded)
+	for _, reason := range slices.Sorted(maps.Keys(m.unsupported)) {
+		t.Logf("  %d queries: %s", m.unsupported[reason], reason)
+	}
+}
+
+// materializeSinks materializes each sink's changelog ("sink: row" lines).
+func materializeSinks(lines []string) ([]string, error) {
+	by := map[string][]string{}
+	for _, l := range lines {
+		sink, row, _ := strings.Cut(l, ": ")
+		by[sink] = append(by[sink], row)
+	}
+	var out []string
+	for _, sink := range slices.Sorted(maps.Keys(by)) {
+		rows, err := Materialize(by[sink])
+		if err != nil {
+			return nil, fmt.Errorf("sink %s: %w", sink, err)
+		}
+		for _, r := range rows {
+			out = append(out, sink+": "+r)
+		}
+	}
+	return out, nil
 }

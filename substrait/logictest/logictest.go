@@ -1,6 +1,7 @@
 // Package logictest runs SQL logic files: data files holding statements,
 // input rows, expected rows and expected errors. Every query runs at several
-// batch sizes from a plan that went through protobuf bytes, and every run
+// batch sizes and parallelisms from a plan that went through protobuf
+// bytes, and crashed at a checkpoint and restored (restore.go); every run
 // must give the same multiset of rows.
 package logictest
 
@@ -9,6 +10,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -25,6 +28,8 @@ import (
 
 	"github.com/clink-dev/clink/connectors"
 	"github.com/clink-dev/clink/connectors/builtin"
+	"github.com/clink-dev/clink/connectors/print"
+	"github.com/clink-dev/clink/engine"
 	"github.com/clink-dev/clink/kernels"
 	"github.com/clink-dev/clink/substrait"
 	"github.com/clink-dev/clink/substrait/planner"
@@ -118,6 +123,14 @@ type Result struct {
 	Late    int64
 	Skipped int64
 	Err     error
+	// SinkRows are the rows written to sinks other than print (a file
+	// table a later query reads), "sink: row", sorted.
+	SinkRows []string
+
+	sourceRows map[string]int64 // rows emitted per source (eachSource keys)
+	printSinks map[string]bool
+	restored   *restoreMode // the parallelisms of a crash-and-restore run
+	discarded  int          // rows the crashed run staged after its cut
 }
 
 // Runner holds a file's state while it runs.
@@ -129,6 +142,7 @@ type Runner struct {
 	Plans   []string // explain text of each query, in order
 	Seed    uint64
 	Batches []int
+	queries int // queries run so far
 }
 
 // NewRunner makes a runner writing inputs under dir.
@@ -203,42 +217,96 @@ func (r *Runner) Statement(sqlText string) error {
 }
 
 // Query compiles sqlText, round-trips the plan through protobuf bytes, and
-// runs it once per batch size.
-func (r *Runner) Query(sqlText string) ([]Result, error) {
+// runs it once per batch size, and at parallelism 2 and 3 where the plan
+// runs in parallel. With restore it also runs it crashed at a checkpoint
+// and restored (RunRestored): at parallelism 1 and, where the plan runs in
+// parallel, at one parallelism above 1 restored at the same, at a higher
+// and at a lower one. Every run of a query is one Result. Notes name the
+// crash-and-restore runs the plan does not support, with the reason.
+func (r *Runner) Query(sqlText string, restore bool) (results []Result, notes []string, err error) {
 	plan, _, err := r.Compile(sqlText)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	r.queries++
 	r.Plans = append(r.Plans, strings.ReplaceAll(substrait.Explain(plan), r.Dir, "$DIR"))
 	data, err := proto.MarshalOptions{Deterministic: true}.Marshal(plan)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var results []Result
+	rows := map[int]map[string]int64{} // per source, by parallelism
 	for _, bs := range r.Batches {
-		var back pb.Plan
-		if err := proto.Unmarshal(data, &back); err != nil {
-			return nil, err
+		back, err := unmarshal(data)
+		if err != nil {
+			return nil, nil, err
 		}
-		res := r.Run(&back, bs, 1)
+		res := r.Run(back, bs, 1)
 		res.Label = fmt.Sprintf("batch size %d", bs)
 		results = append(results, res)
+		rows[1] = res.sourceRows
 	}
 	// The same rows at parallelism 2 and 3 (DESIGN §3), for the jobs that
 	// run in parallel.
+	var serial error // why the plan runs at parallelism 1 only
 	for _, p := range []int{2, 3} {
-		var back pb.Plan
-		if err := proto.Unmarshal(data, &back); err != nil {
-			return nil, err
+		back, err := unmarshal(data)
+		if err != nil {
+			return nil, nil, err
 		}
-		res := r.Run(&back, 7, p)
+		res := r.Run(back, 7, p)
 		if res.Err != nil && strings.Contains(res.Err.Error(), "parallelism > 1 is not supported yet") {
+			serial = res.Err
 			continue
 		}
 		res.Label = fmt.Sprintf("batch size 7 at parallelism %d", p)
 		results = append(results, res)
+		rows[p] = res.sourceRows
 	}
-	return results, nil
+	if !restore {
+		return results, nil, nil
+	}
+	for _, res := range results {
+		if res.Err != nil {
+			return results, nil, nil // the caller reports the failed run
+		}
+	}
+	job, err := r.build(plan, 1, 1, memory.NewGoAllocator(), io.Discard)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := engine.CheckCheckpoints(job.Pipelines); err != nil {
+		return results, []string{fmt.Sprintf("checkpoint-and-restore not supported: %v", err)}, nil
+	}
+	for _, p := range job.Pipelines {
+		if _, ok := p.Sink.(*print.Sink); !ok && !internal(p.Sink) {
+			notes = append(notes, fmt.Sprintf("sink %s is not print: the crash runs put the exactly-once collector in its place and compare its rows with what the straight runs wrote to it", p.SinkName))
+		}
+	}
+	// The cuts, batch size and parallelisms are drawn from the file's seed
+	// and the query's place in the file: a failure repeats.
+	rng := rand.New(rand.NewPCG(r.Seed, uint64(r.queries)))
+	batch := 1 + rng.IntN(10)
+	modes := []restoreMode{{1, 1}}
+	if serial == nil {
+		p := 1 + rng.IntN(3)
+		modes = []restoreMode{{p, p}, {p, 1 + (p+rng.IntN(2))%3}}
+	} else {
+		notes = append(notes, fmt.Sprintf("restore at another parallelism not supported (the plan runs at parallelism 1 only): %v", serial))
+	}
+	for _, m := range modes {
+		counts := rows[m.from]
+		cuts := map[string]int64{}
+		var at []string
+		for _, k := range slices.Sorted(maps.Keys(counts)) {
+			cuts[k] = rng.Int64N(counts[k] + 1)
+			at = append(at, fmt.Sprintf("%s: %d of %d", k, cuts[k], counts[k]))
+		}
+		res := r.RunRestored(data, batch, m.from, m.to, cuts)
+		res.restored = &m
+		res.Label = fmt.Sprintf("batch size %d at parallelism %d, checkpoint after rows [%s], restored at parallelism %d", batch, m.from, strings.Join(at, ", "), m.to)
+		results = append(results, res)
+	}
+	return results, notes, nil
 }
 
 // syncWriter serializes writes (the subtasks of a parallel job print
@@ -259,18 +327,30 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 func (r *Runner) Run(plan *pb.Plan, batch, parallelism int) Result {
 	var out bytes.Buffer
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	sw := &syncWriter{w: &out}
-	rt := connectors.Runtime{BatchSize: batch, Linger: time.Hour, Mem: mem, Stdout: sw, Stderr: sw}
-	funcs := kernels.NewRegistry()
-	kernels.RegisterScalar(funcs)
-	job, err := planner.BuildParallel(plan, planner.Env{Connectors: r.Reg, Funcs: funcs, Runtime: rt}, parallelism)
+	job, err := r.build(plan, batch, parallelism, mem, &syncWriter{w: &out})
 	if err != nil {
 		return Result{Err: err}
+	}
+	counted := map[string]*countSource{}
+	eachSource(job.Pipelines, func(key string, src engine.Source) engine.Source {
+		c := &countSource{Source: src}
+		counted[key] = c
+		return c
+	})
+	var sinkMu sync.Mutex
+	var sinkRows []string
+	for _, p := range job.Pipelines {
+		if _, ok := p.Sink.(*print.Sink); !ok && !internal(p.Sink) {
+			p.Sink = &teeSink{Sink: p.Sink, name: p.SinkName, mu: &sinkMu, rows: &sinkRows}
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	stats, err := job.Run(ctx)
-	res := Result{Err: err}
+	res := Result{Err: err, SinkRows: sinkRows, sourceRows: map[string]int64{}}
+	for k, c := range counted {
+		res.sourceRows[k] = c.rows
+	}
 	for _, s := range stats {
 		if s != nil {
 			res.Late += s.Total("late_rows_dropped")
@@ -286,7 +366,16 @@ func (r *Runner) Run(plan *pb.Plan, batch, parallelism int) Result {
 		}
 	}
 	sort.Strings(res.Rows)
+	sort.Strings(res.SinkRows)
 	return res
+}
+
+// build plans p copies of the plan at a batch size, printing to w.
+func (r *Runner) build(plan *pb.Plan, batch, parallelism int, mem memory.Allocator, w io.Writer) (*planner.Job, error) {
+	rt := connectors.Runtime{BatchSize: batch, Linger: time.Hour, Mem: mem, Stdout: w, Stderr: w}
+	funcs := kernels.NewRegistry()
+	kernels.RegisterScalar(funcs)
+	return planner.BuildParallel(plan, planner.Env{Connectors: r.Reg, Funcs: funcs, Runtime: rt}, parallelism)
 }
 
 // FormatParams renders block params deterministically.
