@@ -15,11 +15,13 @@ import (
 // deployAttempt deploys one attempt of j on assign and returns why it
 // failed ("" when it runs).
 func deployAttempt(c *Coordinator, j *job, assign map[int]string) string {
-	out, reason := c.runAttempt(j, assign)
-	if out != outFailed {
+	ctl := &controller{c: c, j: j}
+	next := ctl.startAttempt(assign)
+	ctl.endAttempt()
+	if next != phaseRestarting {
 		return ""
 	}
-	return reason
+	return ctl.reason
 }
 
 // TestWorkerLostDuringDeploy: a Worker lost between scheduling and
