@@ -122,12 +122,15 @@ func (ctl *controller) stopRequested(ev event) bool {
 }
 
 // cancel ends the attempt on the user's request, abandoning the pending
-// checkpoint.
+// checkpoint; a stop waiting for its savepoint is told.
 func (ctl *controller) cancel(ev event) phase {
 	a := ctl.a
 	if a.pending != nil {
 		a.pending.w.Abort()
 		ctl.c.recordCk(ctl.j, a.pending, "FAILED", "job cancelled", nil)
+	}
+	if a.stopReply != nil {
+		a.stopReply <- stopResult{err: fmt.Errorf("job %s was cancelled before its savepoint completed", ctl.j.id)}
 	}
 	ctl.cancelAll()
 	if ev.reply != nil {

@@ -281,6 +281,31 @@ func TestControllerCancelDuringCheckpoint(t *testing.T) {
 	}
 }
 
+// TestControllerCancelWhileStopping: a cancel while a stop with savepoint
+// waits for its savepoint ends the job CANCELED and answers the stop (it
+// used to wait forever).
+func TestControllerCancelWhileStopping(t *testing.T) {
+	fc := startFake(t, CoordinatorConfig{CheckpointDir: "ck", CheckpointInterval: time.Hour})
+	w := fc.add(t, "f1", 1)
+	id := fc.submit(t, 1)
+	w.expect(t, actDeploy)
+	fc.waitState(t, id, StateRunning)
+	reply := fc.stop(id)
+	if sp := w.expect(t, actTrigger); sp.final {
+		t.Fatalf("savepoint trigger %+v", sp)
+	}
+	if err := fc.c.Cancel(id); err != nil {
+		t.Fatal(err)
+	}
+	if r := answer(t, reply); r.err == nil || !strings.Contains(r.err.Error(), "cancelled before its savepoint") {
+		t.Fatalf("stop: %+v", r)
+	}
+	fc.waitState(t, id, StateCanceled)
+	if h := fc.history(id); len(h) != 1 || h[0].Kind != "savepoint" || h[0].Status != "FAILED" {
+		t.Fatalf("history %+v", h)
+	}
+}
+
 // TestControllerFinalCheckpoint: every subtask finishes while a checkpoint
 // is in flight; the final checkpoint follows it (checkpointing stays
 // checkpointing), then running waits for the Workers' ends: FINISHED with
