@@ -125,6 +125,10 @@ type job struct {
 	ckCount     int
 	ckFailed    int
 	restoredIDs []uint64
+	// based: an attempt started, restoring base (0: none); later attempts
+	// fall back to it.
+	based bool
+	base  uint64
 
 	events chan event
 }
@@ -484,39 +488,45 @@ func terminal(state string) bool {
 	return state == StateFinished || state == StateCanceled || state == StateFailed
 }
 
-// restorePoint is the checkpoint the job's next attempt restores: the
-// newest completed one (the first attempt honours fresh and from).
+// restorePoint is the checkpoint the job's next attempt restores. The
+// first attempt restores the newest completed one in the directory, or
+// from's, or none when fresh; a later attempt the newest this job
+// completed, else the first attempt's again.
 func (c *Coordinator) restorePoint(j *job) (uint64, error) {
 	if j.store == nil {
 		return 0, nil
 	}
-	if j.attempt == 0 {
-		if j.fresh {
-			return 0, nil
+	if j.based {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if j.latest != nil {
+			return j.latest.ID, nil
 		}
-		if j.from != 0 {
-			cp, err := j.store.Open(j.from)
-			if err != nil {
-				return 0, err
-			}
-			if err := checkFingerprint(cp, j.fingerprint); err != nil {
-				return 0, err
-			}
-			return j.from, nil
-		}
+		return j.base, nil
 	}
-	id, ok, err := j.store.Latest()
-	if err != nil || !ok {
-		return 0, err
+	if j.fresh {
+		return 0, nil
 	}
-	if j.attempt == 0 {
-		cp, err := j.store.Open(id)
+	if j.from != 0 {
+		cp, err := j.store.Open(j.from)
 		if err != nil {
 			return 0, err
 		}
 		if err := checkFingerprint(cp, j.fingerprint); err != nil {
 			return 0, err
 		}
+		return j.from, nil
+	}
+	id, ok, err := j.store.Latest()
+	if err != nil || !ok {
+		return 0, err
+	}
+	cp, err := j.store.Open(id)
+	if err != nil {
+		return 0, err
+	}
+	if err := checkFingerprint(cp, j.fingerprint); err != nil {
+		return 0, err
 	}
 	return id, nil
 }

@@ -126,6 +126,12 @@ func (f *fakeWorker) expect(t *testing.T, action string) fakeCall {
 // submit submits a file-to-file job at parallelism par.
 func (fc *fakeCluster) submit(t *testing.T, par int) string {
 	t.Helper()
+	return fc.submitReq(t, &SubmitRequest{Parallelism: par}).Job
+}
+
+// submitReq submits the file-to-file job with r's options.
+func (fc *fakeCluster) submitReq(t *testing.T, r *SubmitRequest) *SubmitResponse {
+	t.Helper()
 	in := filepath.Join(fc.dir, "in.jsonl")
 	os.WriteFile(in, []byte("{\"k\":\"a\",\"v\":1}\n"), 0o644)
 	plan := compile(t, `CREATE TABLE t (k STRING, v BIGINT) WITH ('connector'='file', 'path'='`+in+`');
@@ -135,11 +141,12 @@ INSERT INTO o SELECT k, v FROM t`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := fc.c.Submit(&SubmitRequest{Name: "fake", Plan: data, Parallelism: par})
+	r.Name, r.Plan = "fake", data
+	resp, err := fc.c.Submit(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp.Job
+	return resp
 }
 
 // event hands the job an event of attempt ref, as a Worker's call would.
@@ -479,3 +486,67 @@ func TestTransitions(t *testing.T) {
 }
 
 func itoa(id uint64) string { return strconv.FormatUint(id, 10) }
+
+// TestControllerFreshAndFrom: the first attempt restores what the
+// submission asked for (fresh: nothing; from_checkpoint: that one), as its
+// answer said; a restart restores the newest checkpoint the job completed,
+// else the first attempt's restore point again (never a newer checkpoint
+// that fresh or from_checkpoint passed over).
+func TestControllerFreshAndFrom(t *testing.T) {
+	fc := startFake(t, CoordinatorConfig{CheckpointDir: "ck", CheckpointInterval: 10 * time.Millisecond, RestartDelay: time.Millisecond})
+	w := fc.add(t, "f1", 1)
+	// checkpoint completes the attempt's next checkpoint.
+	checkpoint := func(ref attemptRef) uint64 {
+		t.Helper()
+		for {
+			ck := w.expect(t, actTrigger)
+			if ck.ref != ref {
+				continue // a failed attempt's
+			}
+			fc.event(t, ref, event{kind: evAck, worker: "f1", id: ck.id})
+			fc.waitLog(t, "checkpoint "+itoa(ck.id)+" complete")
+			return ck.id
+		}
+	}
+	// restart fails the attempt and returns the next one's deployment.
+	restart := func(ref attemptRef) fakeCall {
+		t.Helper()
+		fc.event(t, ref, event{kind: evDone, worker: "f1", err: "boom"})
+		dep := w.expect(t, actDeploy)
+		if dep.ref.Attempt != ref.Attempt+1 {
+			t.Fatalf("deploy %+v after attempt %d", dep, ref.Attempt)
+		}
+		return dep
+	}
+	id := fc.submit(t, 1)
+	ref := w.expect(t, actDeploy).ref
+	a := checkpoint(ref)
+	b := checkpoint(ref)
+	fc.c.Cancel(id)
+	fc.waitState(t, id, StateCanceled)
+
+	resp := fc.submitReq(t, &SubmitRequest{Parallelism: 1, Fresh: true})
+	dep := w.expect(t, actDeploy)
+	if resp.RestorePoint != 0 || dep.restore != 0 {
+		t.Fatalf("fresh: answer %d, deploy restores %d (newest %d)", resp.RestorePoint, dep.restore, b)
+	}
+	if dep = restart(dep.ref); dep.restore != 0 {
+		t.Fatalf("fresh, restart before a checkpoint: restores %d", dep.restore)
+	}
+	c := checkpoint(dep.ref)
+	if dep = restart(dep.ref); dep.restore != c {
+		t.Fatalf("fresh, restart after checkpoint %d: restores %d", c, dep.restore)
+	}
+	fc.c.Cancel(resp.Job)
+	fc.waitState(t, resp.Job, StateCanceled)
+
+	resp = fc.submitReq(t, &SubmitRequest{Parallelism: 1, FromCheckpoint: a})
+	dep = w.expect(t, actDeploy)
+	if resp.RestorePoint != a || dep.restore != a {
+		t.Fatalf("from %d: answer %d, deploy restores %d", a, resp.RestorePoint, dep.restore)
+	}
+	if dep = restart(dep.ref); dep.restore != a {
+		t.Fatalf("from %d, restart before a checkpoint: restores %d", a, dep.restore)
+	}
+	fc.waitLog(t, "job_id="+resp.Job+" restore point: checkpoint "+itoa(a))
+}

@@ -34,6 +34,7 @@ func (ctl *controller) startAttempt(assign map[int]string) phase {
 		return phaseRestarting
 	}
 	a.restore = restore
+	j.based, j.base = true, restore
 	if restore != 0 {
 		c.logf("job_id=%s restore point: checkpoint %d", j.id, restore)
 		c.mu.Lock()
