@@ -216,14 +216,29 @@ func (t tokenCreds) GetRequestMetadata(context.Context, ...string) (map[string]s
 func (tokenCreds) RequireTransportSecurity() bool { return false }
 
 // Dial connects a Flight client to addr, with the bearer token when set.
+// Its Close may run while other goroutines call through it: their calls
+// fail (codes.Canceled). (arrow-go's own Close clears the client's
+// service, so a call racing with it dereferences nil.)
 func Dial(addr, token string) (flight.Client, error) {
 	opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256 << 20))}
 	if token != "" {
 		opts = append(opts, grpc.WithPerRPCCredentials(tokenCreds(token)))
 	}
-	return flight.NewClientWithMiddleware(addr, nil, nil, opts...)
+	conn, err := grpc.NewClient(addr, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &client{Client: flight.NewClientFromConn(conn, nil), conn: conn}, nil
 }
+
+// client is a flight.Client whose Close only closes its connection.
+type client struct {
+	flight.Client
+	conn *grpc.ClientConn
+}
+
+func (c *client) Close() error { return c.conn.Close() }
 
 // Unreachable reports whether err says the server could not be reached
 // (its process is gone or not listening).

@@ -2,14 +2,12 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -127,6 +125,10 @@ type job struct {
 	ckCount     int
 	ckFailed    int
 	restoredIDs []uint64
+	// based: an attempt started, restoring base (0: none); later attempts
+	// fall back to it.
+	based bool
+	base  uint64
 
 	events chan event
 }
@@ -486,39 +488,45 @@ func terminal(state string) bool {
 	return state == StateFinished || state == StateCanceled || state == StateFailed
 }
 
-// restorePoint is the checkpoint the job's next attempt restores: the
-// newest completed one (the first attempt honours fresh and from).
+// restorePoint is the checkpoint the job's next attempt restores. The
+// first attempt restores the newest completed one in the directory, or
+// from's, or none when fresh; a later attempt the newest this job
+// completed, else the first attempt's again.
 func (c *Coordinator) restorePoint(j *job) (uint64, error) {
 	if j.store == nil {
 		return 0, nil
 	}
-	if j.attempt == 0 {
-		if j.fresh {
-			return 0, nil
+	if j.based {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if j.latest != nil {
+			return j.latest.ID, nil
 		}
-		if j.from != 0 {
-			cp, err := j.store.Open(j.from)
-			if err != nil {
-				return 0, err
-			}
-			if err := checkFingerprint(cp, j.fingerprint); err != nil {
-				return 0, err
-			}
-			return j.from, nil
-		}
+		return j.base, nil
 	}
-	id, ok, err := j.store.Latest()
-	if err != nil || !ok {
-		return 0, err
+	if j.fresh {
+		return 0, nil
 	}
-	if j.attempt == 0 {
-		cp, err := j.store.Open(id)
+	if j.from != 0 {
+		cp, err := j.store.Open(j.from)
 		if err != nil {
 			return 0, err
 		}
 		if err := checkFingerprint(cp, j.fingerprint); err != nil {
 			return 0, err
 		}
+		return j.from, nil
+	}
+	id, ok, err := j.store.Latest()
+	if err != nil || !ok {
+		return 0, err
+	}
+	cp, err := j.store.Open(id)
+	if err != nil {
+		return 0, err
+	}
+	if err := checkFingerprint(cp, j.fingerprint); err != nil {
+		return 0, err
 	}
 	return id, nil
 }
@@ -530,74 +538,7 @@ func checkFingerprint(cp *checkpoint.Checkpoint, fp string) error {
 	return nil
 }
 
-type outcome int
-
-const (
-	outFinished outcome = iota
-	outCanceled
-	outFailed
-	outStopped
-)
-
-// runJob runs a job's attempts until it finishes, is cancelled, or fails
-// more often than MaxRestarts.
-func (c *Coordinator) runJob(j *job) {
-	for {
-		assign, ok := c.schedule(j)
-		if !ok {
-			c.end(j, StateCanceled, "")
-			return
-		}
-		out, reason := c.runAttempt(j, assign)
-		switch out {
-		case outFinished, outStopped:
-			c.end(j, StateFinished, "")
-			return
-		case outCanceled:
-			c.end(j, StateCanceled, "")
-			return
-		}
-		c.mu.Lock()
-		j.errorCount++
-		j.failure = reason
-		k := j.restarts + 1
-		if k > c.cfg.MaxRestarts {
-			c.mu.Unlock()
-			c.logf("job_id=%s failed after %d restarts: %s", j.id, c.cfg.MaxRestarts, reason)
-			c.end(j, StateFailed, reason)
-			return
-		}
-		j.restarts = k
-		j.state = StateRestarting
-		c.mu.Unlock()
-		c.logf("job_id=%s awaiting_restart (attempt %d/%d): %s", j.id, k, c.cfg.MaxRestarts, reason)
-		if !c.restartDelay(j) {
-			c.end(j, StateCanceled, "")
-			return
-		}
-	}
-}
-
-// restartDelay waits RestartDelay before a restart, dropping the failed
-// attempt's late events; false: the job was cancelled meanwhile.
-func (c *Coordinator) restartDelay(j *job) bool {
-	timer := time.NewTimer(c.cfg.RestartDelay)
-	defer timer.Stop()
-	for {
-		select {
-		case <-timer.C:
-			return true
-		case ev := <-j.events:
-			if ev.kind == evCancel || ev.kind == evStop {
-				if ev.reply != nil {
-					ev.reply <- stopResult{err: fmt.Errorf("job %s is restarting; cancelled without a savepoint", j.id)}
-				}
-				return false
-			}
-		}
-	}
-}
-
+// end sets a job's final state.
 func (c *Coordinator) end(j *job, state, reason string) {
 	c.mu.Lock()
 	j.state = state
@@ -617,84 +558,7 @@ func (c *Coordinator) end(j *job, state, reason string) {
 	}()
 }
 
-// schedule waits until the Workers have a free slot per subtask, then
-// assigns subtasks to Workers round-robin (by Worker id). false: the job
-// was cancelled meanwhile.
-func (c *Coordinator) schedule(j *job) (map[int]string, bool) {
-	said := false
-	for {
-		c.mu.Lock()
-		var ids []string
-		free := 0
-		for id, w := range c.workers {
-			if w.slots > w.used {
-				ids = append(ids, id)
-				free += w.slots - w.used
-			}
-		}
-		if free >= j.parallelism {
-			sort.Strings(ids)
-			assign := map[int]string{}
-			for s, k := 0, 0; s < j.parallelism; k++ {
-				w := c.workers[ids[k%len(ids)]]
-				if w.used < w.slots {
-					assign[s] = w.id
-					w.used++
-					s++
-				}
-			}
-			j.assign = assign
-			c.mu.Unlock()
-			return assign, true
-		}
-		wait := c.capacity
-		restart := j.restarts > 0
-		c.mu.Unlock()
-		if !said {
-			said = true
-			if restart {
-				c.logf("job_id=%s restart waiting for capacity: %d slots needed, %d free", j.id, j.parallelism, free)
-			} else {
-				c.logf("job_id=%s waiting for capacity: %d slots needed, %d free", j.id, j.parallelism, free)
-			}
-		}
-		select {
-		case <-wait:
-		case ev := <-j.events:
-			if ev.kind == evCancel || ev.kind == evStop {
-				if ev.reply != nil {
-					ev.reply <- stopResult{err: fmt.Errorf("job %s was not running; cancelled without a savepoint", j.id)}
-				}
-				return nil, false
-			}
-		}
-	}
-}
-
-// release frees the slots of an attempt.
-func (c *Coordinator) release(assign map[int]string) {
-	c.mu.Lock()
-	for _, wid := range assign {
-		if w, ok := c.workers[wid]; ok && w.used > 0 {
-			w.used--
-		}
-	}
-	c.capacityChangedLocked()
-	c.mu.Unlock()
-}
-
-// attemptWorkers maps each Worker of an attempt to its subtasks.
-func attemptWorkers(assign map[int]string) map[string][]int {
-	out := map[string][]int{}
-	for s, w := range assign {
-		out[w] = append(out[w], s)
-	}
-	for _, ss := range out {
-		sort.Ints(ss)
-	}
-	return out
-}
-
+// client is a Worker's Flight client; false: the Worker is lost.
 func (c *Coordinator) client(wid string) (flight.Client, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -705,363 +569,25 @@ func (c *Coordinator) client(wid string) (flight.Client, bool) {
 	return w.cl, true
 }
 
-// pendingCk is a checkpoint the Coordinator waits for.
-type pendingCk struct {
-	id    uint64
-	w     *checkpoint.Writer
-	acks  map[string][]checkpoint.PartInfo
-	start time.Time
-	kind  string
-	stop  chan stopResult // stop-with-savepoint waits for it
-}
-
-// runAttempt deploys the job and drives it until it ends. It returns the
-// outcome and, for a failure, the reason.
-func (c *Coordinator) runAttempt(j *job, assign map[int]string) (outcome, string) {
-	defer c.release(assign)
-	c.mu.Lock()
-	j.attempt++
-	ref := attemptRef{Job: j.id, Attempt: j.attempt}
-	c.mu.Unlock()
-	workers := attemptWorkers(assign)
-	restore, err := c.restorePoint(j)
-	if err != nil {
-		return outFailed, err.Error()
-	}
-	if restore != 0 {
-		c.logf("job_id=%s restore point: checkpoint %d", j.id, restore)
-		c.mu.Lock()
-		j.restoredIDs = append(j.restoredIDs, restore)
-		c.mu.Unlock()
-	} else if j.store != nil {
-		c.logf("job_id=%s starting fresh (no checkpoint to restore)", j.id)
-	}
-	peers := map[int]string{}
-	c.mu.Lock()
-	for s, wid := range assign {
-		if w, ok := c.workers[wid]; ok {
-			peers[s] = w.addr
-		}
-	}
-	c.mu.Unlock()
-	// cancelAll stops the attempt on its Workers and waits for them.
-	cancelAll := func() {
-		var wg sync.WaitGroup
-		for wid := range workers {
-			cl, ok := c.client(wid)
-			if !ok {
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				if err := call(ctx, cl, actCancel, &ref, nil); err != nil {
-					c.unreachable(wid, err)
-					c.logf("job_id=%s: cancelling attempt %d on %s: %v", j.id, ref.Attempt, wid, err)
-				}
-			}()
-		}
-		wg.Wait()
-	}
-	var deployErr error
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for wid, subtasks := range workers {
-		cl, ok := c.client(wid)
-		if !ok {
-			deployErr = fmt.Errorf("worker lost: %s", wid)
-			break
-		}
-		req := &deployReq{attemptRef: ref, Name: j.name, Plan: j.plan, Parallelism: j.parallelism, Subtasks: subtasks, Peers: peers,
-			BatchSize: j.batchSize, LingerMS: j.lingerMS}
-		if j.store != nil {
-			req.Checkpoints = &ckSpec{Dir: j.ckDir, Restore: restore, Fingerprint: j.fingerprint}
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			if err := call(ctx, cl, actDeploy, req, nil); err != nil {
-				c.unreachable(wid, err)
-				mu.Lock()
-				deployErr = fmt.Errorf("deploying on %s: %w", wid, err)
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	if deployErr != nil {
-		cancelAll()
-		return outFailed, deployErr.Error()
-	}
-	c.mu.Lock()
-	j.state = StateRunning
-	c.mu.Unlock()
-	c.logf("job_id=%s attempt %d running: %d subtasks on %d workers", j.id, ref.Attempt, j.parallelism, len(workers))
-
-	var tick <-chan time.Time
-	if j.store != nil {
-		t := time.NewTicker(j.interval)
-		defer t.Stop()
-		tick = t.C
-	}
-	timeout := time.NewTicker(time.Second)
-	defer timeout.Stop()
-	var pending *pendingCk
-	finished := map[string]bool{}
-	done := map[string]bool{}
-	var late, skipped int64
-	finalWanted, finalDone := false, false
-	var stopReply chan stopResult // stop-with-savepoint's caller
-	var stopped chan stopResult   // the savepoint's completion
-	savepointTriggered := false
-
-	fail := func(reason string) (outcome, string) {
-		if pending != nil {
-			pending.w.Abort()
-			c.recordCk(j, pending, "FAILED", "attempt failed: "+reason, nil)
-			if pending.stop != nil {
-				pending.stop <- stopResult{err: errors.New(reason)}
-			}
-		}
-		if stopReply != nil {
-			stopReply <- stopResult{err: errors.New(reason)}
-		}
-		cancelAll()
-		return outFailed, reason
-	}
-	trigger := func(kind string) error {
-		if j.nextCk == 0 {
-			id, err := j.store.NextID()
-			if err != nil {
-				return err
-			}
-			j.nextCk = max(id, restore+1)
-		}
-		id := j.nextCk
-		j.nextCk++
-		w, err := j.store.Begin(id)
-		if err != nil {
-			return err
-		}
-		pending = &pendingCk{id: id, w: w, acks: map[string][]checkpoint.PartInfo{}, start: time.Now(), kind: kind}
-		for wid := range workers {
-			cl, ok := c.client(wid)
-			if !ok {
-				return fmt.Errorf("worker lost: %s", wid)
-			}
-			req := &triggerReq{attemptRef: ref, ID: id, Final: kind == "final"}
-			go func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				if err := call(ctx, cl, actTrigger, req, nil); err != nil {
-					c.unreachable(wid, err)
-					c.post(j, event{kind: evCallFailed, attempt: ref.Attempt, worker: wid, err: fmt.Sprintf("checkpoint %d: trigger on %s: %v", id, wid, err)})
-				}
-			}()
-		}
-		return nil
-	}
-	// complete writes the manifest of the pending checkpoint and tells the
-	// Workers; their answers arrive as evCompleted.
-	complete := func() error {
-		p := pending
-		pending = nil
-		var parts []checkpoint.PartInfo
-		for _, ps := range p.acks {
-			parts = append(parts, ps...)
-		}
-		meta := checkpoint.Meta{Job: j.name, Fingerprint: j.fingerprint, Parts: parts,
-			Properties: map[string]string{"job_id": j.id, "attempt": strconv.Itoa(ref.Attempt), "kind": p.kind}}
-		if err := p.w.Commit(meta); err != nil {
-			c.recordCk(j, p, "FAILED", err.Error(), nil)
-			return err
-		}
-		if err := j.store.Retain(max(j.retain, 1)); err != nil {
-			c.logf("job_id=%s: pruning checkpoints: %v", j.id, err)
-		}
-		c.recordCk(j, p, "COMPLETED", "", parts)
-		c.logf("job_id=%s checkpoint %d complete (%d parts, %s)", j.id, p.id, len(parts), time.Since(p.start).Round(time.Millisecond))
-		var wg sync.WaitGroup
-		for wid := range workers {
-			cl, ok := c.client(wid)
-			if !ok {
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-				defer cancel()
-				if err := call(ctx, cl, actComplete, &triggerReq{attemptRef: ref, ID: p.id}, nil); err != nil {
-					c.unreachable(wid, err)
-					c.post(j, event{kind: evCallFailed, attempt: ref.Attempt, worker: wid, err: fmt.Sprintf("checkpoint %d: complete on %s: %v", p.id, wid, err)})
-				}
-			}()
-		}
-		if p.stop != nil {
-			// Stop with savepoint: once every Worker published it, stop.
-			go func() {
-				wg.Wait()
-				p.stop <- stopResult{path: j.store.Path(p.id)}
-			}()
-		}
-		return nil
-	}
-	for {
-		select {
-		case <-tick:
-			if pending == nil && !finalWanted && stopReply == nil {
-				if err := trigger("checkpoint"); err != nil {
-					return fail(err.Error())
-				}
-			}
-		case <-timeout.C:
-			if pending != nil && time.Since(pending.start) > c.cfg.CheckpointTimeout {
-				c.logf("job_id=%s checkpoint %d expired after %s", j.id, pending.id, c.cfg.CheckpointTimeout)
-				return fail(fmt.Sprintf("checkpoint %d expired", pending.id))
-			}
-		case r := <-stopped:
-			stopped = nil
-			cancelAll()
-			c.mu.Lock()
-			j.savepoint = r.path
-			c.mu.Unlock()
-			stopReply <- r
-			return outStopped, ""
-		case ev := <-j.events:
-			if ev.kind == evCancel {
-				if pending != nil {
-					pending.w.Abort()
-					c.recordCk(j, pending, "FAILED", "job cancelled", nil)
-				}
-				cancelAll()
-				if ev.reply != nil {
-					ev.reply <- stopResult{}
-				}
-				return outCanceled, ""
-			}
-			if ev.kind == evStop {
-				if j.store == nil {
-					ev.reply <- stopResult{err: fmt.Errorf("job %s takes no checkpoints (no checkpoint directory): cannot stop with a savepoint", j.id)}
-					continue
-				}
-				if stopReply != nil || finalWanted {
-					ev.reply <- stopResult{err: fmt.Errorf("job %s is already stopping or finishing", j.id)}
-					continue
-				}
-				stopReply = ev.reply
-				stopped = make(chan stopResult, 1)
-				if pending == nil {
-					if err := trigger("savepoint"); err != nil {
-						return fail(err.Error())
-					}
-					pending.stop = stopped
-					savepointTriggered = true
-				}
-				continue
-			}
-			if ev.attempt != ref.Attempt {
-				continue // a replaced attempt's
-			}
-			switch ev.kind {
-			case evLost, evCallFailed:
-				return fail(ev.err)
-			case evAck:
-				if pending == nil || pending.id != ev.id {
-					continue
-				}
-				pending.acks[ev.worker] = ev.parts
-				if len(pending.acks) < len(workers) {
-					continue
-				}
-				final := pending.kind == "final"
-				if err := complete(); err != nil {
-					return fail(err.Error())
-				}
-				if final {
-					finalDone = true
-				}
-				switch {
-				case stopReply != nil && !savepointTriggered && !finalDone:
-					// The savepoint was asked while a checkpoint ran.
-					if err := trigger("savepoint"); err != nil {
-						return fail(err.Error())
-					}
-					pending.stop = stopped
-					savepointTriggered = true
-				case finalWanted && !finalDone:
-					if err := trigger("final"); err != nil {
-						return fail(err.Error())
-					}
-				}
-			case evFinished:
-				finished[ev.worker] = true
-				if len(finished) == len(workers) && j.store != nil && !finalWanted {
-					finalWanted = true
-					if pending == nil {
-						if err := trigger("final"); err != nil {
-							return fail(err.Error())
-						}
-					}
-				}
-			case evDone:
-				if ev.err != "" {
-					return fail(fmt.Sprintf("%s: %s", ev.worker, ev.err))
-				}
-				done[ev.worker] = true
-				late += ev.late
-				skipped += ev.skipped
-				if len(done) == len(workers) && (j.store == nil || finalDone) {
-					c.mu.Lock()
-					j.late, j.skipped = late, skipped
-					c.mu.Unlock()
-					if stopReply != nil {
-						stopReply <- stopResult{err: fmt.Errorf("job %s finished before the savepoint", j.id)}
-					}
-					return outFinished, ""
-				}
-			}
-		}
-	}
-}
-
-// recordCk keeps a checkpoint's outcome for the API.
-func (c *Coordinator) recordCk(j *job, p *pendingCk, status, reason string, parts []checkpoint.PartInfo) {
-	r := ckRecord{ID: p.id, Status: status, Triggered: p.start.UTC(), Duration: time.Since(p.start).Milliseconds(), Parts: len(parts), Kind: p.kind, Reason: reason}
-	for _, pi := range parts {
-		r.Bytes += pi.Bytes
-	}
-	if status == "COMPLETED" {
-		r.Path = j.store.Path(p.id)
-	}
+// liveJob is a job that has not ended yet.
+func (c *Coordinator) liveJob(id string) (*job, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	j.history = append(j.history, r)
-	if len(j.history) > 20 {
-		j.history = j.history[len(j.history)-20:]
+	j, ok := c.jobs[id]
+	if !ok {
+		return nil, fmt.Errorf("no job %s", id)
 	}
-	if status == "COMPLETED" {
-		j.latest = &r
-		j.ckCount++
-	} else {
-		j.ckFailed++
+	if terminal(j.state) {
+		return nil, fmt.Errorf("job %s is %s", id, j.state)
 	}
+	return j, nil
 }
 
 // Cancel cancels a job.
 func (c *Coordinator) Cancel(id string) error {
-	c.mu.Lock()
-	j, ok := c.jobs[id]
-	c.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("no job %s", id)
-	}
-	if terminal(j.state) {
-		return fmt.Errorf("job %s is %s", id, j.state)
+	j, err := c.liveJob(id)
+	if err != nil {
+		return err
 	}
 	reply := make(chan stopResult, 1)
 	j.events <- event{kind: evCancel, reply: reply}
@@ -1072,14 +598,9 @@ func (c *Coordinator) Cancel(id string) error {
 // StopWithSavepoint takes a savepoint (a checkpoint the sinks publish),
 // then stops the job; it returns the savepoint's path.
 func (c *Coordinator) StopWithSavepoint(id string) (string, error) {
-	c.mu.Lock()
-	j, ok := c.jobs[id]
-	c.mu.Unlock()
-	if !ok {
-		return "", fmt.Errorf("no job %s", id)
-	}
-	if terminal(j.state) {
-		return "", fmt.Errorf("job %s is %s", id, j.state)
+	j, err := c.liveJob(id)
+	if err != nil {
+		return "", err
 	}
 	reply := make(chan stopResult, 1)
 	j.events <- event{kind: evStop, reply: reply}

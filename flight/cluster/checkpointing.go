@@ -1,0 +1,212 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/clink-dev/clink/checkpoint"
+)
+
+// pendingCk is a checkpoint the Coordinator waits for.
+type pendingCk struct {
+	id    uint64
+	w     *checkpoint.Writer
+	acks  map[string][]checkpoint.PartInfo
+	start time.Time
+	kind  string          // checkpoint, final, savepoint
+	stop  chan stopResult // stop-with-savepoint waits for it
+}
+
+// checkpointing: a checkpoint, periodic or the final one, is in flight
+// (one at a time). With every Worker's parts acknowledged it completes;
+// older than CheckpointTimeout, it fails the attempt. A stop arriving now
+// takes its savepoint after this checkpoint.
+func (ctl *controller) checkpointing() phase {
+	a := ctl.a
+	for {
+		select {
+		case <-a.tick: // one checkpoint at a time
+		case <-a.timeout.C:
+			if reason, ok := ctl.expired(); ok {
+				return ctl.fail(reason)
+			}
+		case ev := <-ctl.j.events:
+			if ctl.stale(ev) {
+				continue
+			}
+			switch ev.kind {
+			case evStop:
+				if ctl.stopRequested(ev) {
+					return phaseStopping
+				}
+			case evAck:
+				if !ctl.acked(ev) {
+					continue
+				}
+				if err := ctl.complete(); err != nil {
+					return ctl.fail(err.Error())
+				}
+				if !a.finalWanted || a.finalDone {
+					return phaseRunning
+				}
+				// Every subtask finished while it ran: the final one now.
+				if err := ctl.trigger("final"); err != nil {
+					return ctl.fail(err.Error())
+				}
+			case evFinished:
+				ctl.onFinished(ev) // the final checkpoint follows this one
+			default:
+				if next, ok := ctl.onAttemptEvent(ev); ok {
+					return next
+				}
+			}
+		}
+	}
+}
+
+// begin triggers a checkpoint of kind and goes to next (on failure, to
+// restarting).
+func (ctl *controller) begin(kind string, next phase) phase {
+	if err := ctl.trigger(kind); err != nil {
+		return ctl.fail(err.Error())
+	}
+	return next
+}
+
+// trigger begins checkpoint kind (checkpoint, final, savepoint) in the
+// job's directory and asks every Worker of the attempt for its barrier.
+func (ctl *controller) trigger(kind string) error {
+	c, j, a := ctl.c, ctl.j, ctl.a
+	if j.nextCk == 0 {
+		id, err := j.store.NextID()
+		if err != nil {
+			return err
+		}
+		j.nextCk = max(id, a.restore+1)
+	}
+	id := j.nextCk
+	j.nextCk++
+	w, err := j.store.Begin(id)
+	if err != nil {
+		return err
+	}
+	a.pending = &pendingCk{id: id, w: w, acks: map[string][]checkpoint.PartInfo{}, start: time.Now(), kind: kind}
+	for wid := range a.workers {
+		cl, ok := c.client(wid)
+		if !ok {
+			return fmt.Errorf("worker lost: %s", wid)
+		}
+		req := &triggerReq{attemptRef: a.ref, ID: id, Final: kind == "final"}
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := call(ctx, cl, actTrigger, req, nil); err != nil {
+				c.unreachable(wid, err)
+				c.post(j, event{kind: evCallFailed, attempt: a.ref.Attempt, worker: wid, err: fmt.Sprintf("checkpoint %d: trigger on %s: %v", id, wid, err)})
+			}
+		}()
+	}
+	if kind == "savepoint" {
+		a.pending.stop = a.stopped
+		a.savepointBegun = true
+	}
+	return nil
+}
+
+// acked notes a Worker's parts of the pending checkpoint; true: every
+// Worker's are in.
+func (ctl *controller) acked(ev event) bool {
+	p := ctl.a.pending
+	if p == nil || p.id != ev.id {
+		return false
+	}
+	p.acks[ev.worker] = ev.parts
+	return len(p.acks) == len(ctl.a.workers)
+}
+
+// expired reports the pending checkpoint older than CheckpointTimeout.
+func (ctl *controller) expired() (string, bool) {
+	c, p := ctl.c, ctl.a.pending
+	if p == nil || time.Since(p.start) <= c.cfg.CheckpointTimeout {
+		return "", false
+	}
+	c.logf("job_id=%s checkpoint %d expired after %s", ctl.j.id, p.id, c.cfg.CheckpointTimeout)
+	return fmt.Sprintf("checkpoint %d expired", p.id), true
+}
+
+// complete writes the manifest of the pending checkpoint and tells the
+// Workers, whose two-phase sinks then publish it; a failed answer arrives
+// as evCallFailed. A savepoint goes to the stop once all of them answered.
+func (ctl *controller) complete() error {
+	c, j, a := ctl.c, ctl.j, ctl.a
+	p := a.pending
+	a.pending = nil
+	var parts []checkpoint.PartInfo
+	for _, ps := range p.acks {
+		parts = append(parts, ps...)
+	}
+	meta := checkpoint.Meta{Job: j.name, Fingerprint: j.fingerprint, Parts: parts,
+		Properties: map[string]string{"job_id": j.id, "attempt": strconv.Itoa(a.ref.Attempt), "kind": p.kind}}
+	if err := p.w.Commit(meta); err != nil {
+		c.recordCk(j, p, "FAILED", err.Error(), nil)
+		return err
+	}
+	if p.kind == "final" {
+		a.finalDone = true
+	}
+	if err := j.store.Retain(max(j.retain, 1)); err != nil {
+		c.logf("job_id=%s: pruning checkpoints: %v", j.id, err)
+	}
+	c.recordCk(j, p, "COMPLETED", "", parts)
+	c.logf("job_id=%s checkpoint %d complete (%d parts, %s)", j.id, p.id, len(parts), time.Since(p.start).Round(time.Millisecond))
+	var wg sync.WaitGroup
+	for wid := range a.workers {
+		cl, ok := c.client(wid)
+		if !ok {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			if err := call(ctx, cl, actComplete, &triggerReq{attemptRef: a.ref, ID: p.id}, nil); err != nil {
+				c.unreachable(wid, err)
+				c.post(j, event{kind: evCallFailed, attempt: a.ref.Attempt, worker: wid, err: fmt.Sprintf("checkpoint %d: complete on %s: %v", p.id, wid, err)})
+			}
+		}()
+	}
+	if p.stop != nil {
+		go func() {
+			wg.Wait()
+			p.stop <- stopResult{path: j.store.Path(p.id)}
+		}()
+	}
+	return nil
+}
+
+// recordCk keeps a checkpoint's outcome for the API.
+func (c *Coordinator) recordCk(j *job, p *pendingCk, status, reason string, parts []checkpoint.PartInfo) {
+	r := ckRecord{ID: p.id, Status: status, Triggered: p.start.UTC(), Duration: time.Since(p.start).Milliseconds(), Parts: len(parts), Kind: p.kind, Reason: reason}
+	for _, pi := range parts {
+		r.Bytes += pi.Bytes
+	}
+	if status == "COMPLETED" {
+		r.Path = j.store.Path(p.id)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	j.history = append(j.history, r)
+	if len(j.history) > 20 {
+		j.history = j.history[len(j.history)-20:]
+	}
+	if status == "COMPLETED" {
+		j.latest = &r
+		j.ckCount++
+	} else {
+		j.ckFailed++
+	}
+}
