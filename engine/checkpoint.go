@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clink-dev/clink/checkpoint"
-	"github.com/clink-dev/clink/kernels/op"
+	"github.com/clink-dev/clink/engine/op"
 )
 
 // The checkpoint contract lives with the operators (kernels/op); the

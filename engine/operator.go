@@ -3,7 +3,7 @@ package engine
 import (
 	"context"
 
-	"github.com/clink-dev/clink/kernels/op"
+	"github.com/clink-dev/clink/engine/op"
 	"github.com/clink-dev/clink/vector"
 )
 
