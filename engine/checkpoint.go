@@ -14,7 +14,7 @@ import (
 	"github.com/clink-dev/clink/engine/op"
 )
 
-// The checkpoint contract lives with the operators (kernels/op); the
+// The checkpoint contract lives with the operators (engine/op); the
 // engine names it here for its callers.
 type (
 	Stateful  = op.Stateful

@@ -15,12 +15,12 @@ import (
 	"github.com/clink-dev/clink/kernels/column"
 )
 
-// Acc is one aggregate's state, indexed by group id. Its step
-// (InsertAcc, or RetractAcc over a changelog) folds entries in order,
-// remembering each entry's old and new value and marking entries whose
-// value changed; build makes an output column from entries (old or new
-// image). StateFields, snapshot and restore are its part of a checkpoint
-// (groupagg_state.go).
+// Acc is one aggregate's state of the unwindowed (updating) aggregate,
+// indexed by group id. Its step (InsertAcc.Step, or RetractAcc.StepChanges
+// over a changelog) folds entries in order, remembering each entry's old
+// and new value and marking entries whose value changed; Build makes an
+// output column from entries (old or new image). StateFields, StateColumns
+// and SetState are its part of a checkpoint (group_state.go).
 type Acc interface {
 	Grow(n int)
 	Build(mem memory.Allocator, idx []int32, old []bool) arrow.Array

@@ -67,35 +67,36 @@ type Spec struct {
 // and one count. Methods take a whole batch: the interface is dispatched
 // once per batch and state, never per row.
 type State interface {
-	// enable turns on what f needs, or reports that f does not apply.
+	// Enable turns on what f needs, or reports that f does not apply.
 	Enable(f Func) error
 	OutType(f Func) arrow.DataType
-	// grow makes room for group ids < n, each in its initial state.
+	// Grow makes room for group ids < n, each in its initial state.
 	Grow(n int)
-	// update folds entry k (row rows[k] of arr; rows nil: row k) into
+	// Update folds entry k (row rows[k] of arr; rows nil: row k) into
 	// group gids[k]. arr is nil for COUNT(*).
 	Update(gids []int32, arr arrow.Array, rows []int32)
-	// merge folds group src into dst (session merges); src is reset later.
+	// Merge folds group src into dst (session merges); src is reset later.
 	Merge(dst, src int32)
-	// reset returns groups to their initial state before their ids are
+	// Reset returns groups to their initial state before their ids are
 	// reused.
 	Reset(gids []int32)
-	// build emits f for groups gids, in order.
+	// Build emits f for groups gids, in order.
 	Build(mem memory.Allocator, f Func, gids []int32) arrow.Array
 	// StateFields are the value columns a snapshot holds, named with
-	// prefix p; snapshot writes them for gids and restore sets gids (grown
-	// already) from them.
+	// prefix p; StateColumns returns them for gids and SetState sets gids
+	// (grown already) from them.
 	StateFields(p string) []arrow.Field
 	StateColumns(mem memory.Allocator, gids []int32) []arrow.Array
 	SetState(gids []int32, cols []arrow.Array) error
 }
 
+// Out is one aggregate of a Plan: function Func of States[State].
 type Out struct {
 	State int
 	Func  Func
 }
 
-// Plan maps a list of AggSpecs onto shared per-column states.
+// Plan maps a list of Specs onto shared per-column states.
 type Plan struct {
 	States []State
 	Cols   []int // input column of each state; -1 for COUNT(*)
@@ -103,6 +104,8 @@ type Plan struct {
 	Fields []arrow.Field
 }
 
+// NewPlan validates specs over input and shares a state between the
+// aggregates of one column.
 func NewPlan(input *arrow.Schema, specs []Spec) (*Plan, error) {
 	p := &Plan{}
 	byCol := map[int]int{}
@@ -150,6 +153,7 @@ func NewPlan(input *arrow.Schema, specs []Spec) (*Plan, error) {
 	return p, nil
 }
 
+// NewState returns the empty state of a column of type dt.
 func NewState(dt arrow.DataType) State {
 	switch dt.ID() {
 	case arrow.INT8:
@@ -178,18 +182,21 @@ func NewState(dt arrow.DataType) State {
 	return &aggCountState{dt: dt}
 }
 
+// Grow grows every state (State.Grow).
 func (p *Plan) Grow(n int) {
 	for _, s := range p.States {
 		s.Grow(n)
 	}
 }
 
+// Reset resets groups gids in every state (State.Reset).
 func (p *Plan) Reset(gids []int32) {
 	for _, s := range p.States {
 		s.Reset(gids)
 	}
 }
 
+// Merge merges group src into dst in every state (State.Merge).
 func (p *Plan) Merge(dst, src int32) {
 	for _, s := range p.States {
 		s.Merge(dst, src)

@@ -10,7 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// Snapshots of the changelog accumulators (groupagg_retract.go). A MIN or
+// Snapshots of the changelog accumulators (retract.go). A MIN or
 // MAX keeps its group's multiset as two lists of one length: the distinct
 // values in ascending order (min_values / max_values, LIST of the
 // column's type) and how many rows hold each (min_counts / max_counts,

@@ -11,6 +11,14 @@ import (
 	"github.com/clink-dev/clink/kernels/column"
 )
 
+// Snapshots of accumulator states. Every state describes its accumulators
+// as typed value columns (StateFields), returns them for a list of groups
+// (StateColumns) and sets groups from them (SetState): the columns a
+// checkpoint part holds for an aggregate, readable as they are (a sum is a
+// number, a minimum has the column's type; NULL where the group saw no
+// value). The operators write them into parts; this package knows no
+// checkpoint.
+
 // Float states: count, sum and its compensation, min, max.
 
 func (st *aggFloatState[T]) StateFields(p string) []arrow.Field {

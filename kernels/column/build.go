@@ -1,7 +1,6 @@
 package column
 
 import (
-	"fmt"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -10,32 +9,13 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// Snapshots of accumulator states. Every state describes its accumulators
-// as typed value columns (StateFields), writes them for a list of groups
-// (snapshot) and sets groups from them (restore): the columns a checkpoint
-// part holds for an aggregate, readable as they are (a sum is a number, a
-// minimum has the column's type; NULL where the group saw no value).
-
+// Int64 builds a BIGINT column of n values, value j being at(j).
 func Int64(mem memory.Allocator, n int, at func(j int) int64) arrow.Array {
 	o := NewFixed[int64](mem, arrow.PrimitiveTypes.Int64, n)
 	for j := range n {
 		o.Vals[j] = at(j)
 	}
 	return o.Finish()
-}
-
-func ReadInt64(a arrow.Array) ([]int64, error) {
-	if a == nil || a.DataType().ID() != arrow.INT64 {
-		return nil, fmt.Errorf("state column is %v, want int64", typeOf(a))
-	}
-	return a.(*array.Int64).Int64Values(), nil
-}
-
-func CheckType(a arrow.Array, dt arrow.DataType) error {
-	if a == nil || !arrow.TypeEqual(a.DataType(), dt) {
-		return fmt.Errorf("state column is %v, want %s", typeOf(a), dt)
-	}
-	return nil
 }
 
 // Fixed builds a fixed-width Arrow array in place.
@@ -49,6 +29,8 @@ type Fixed[T any] struct {
 	nullsN int
 }
 
+// NewFixed starts an array of n values of type dt, all valid: the caller
+// fills Vals and marks nulls with SetNull, then takes the array (Finish).
 func NewFixed[T any](mem memory.Allocator, dt arrow.DataType, n int) *Fixed[T] {
 	var zero T
 	size := int(unsafe.Sizeof(zero))
@@ -61,6 +43,7 @@ func NewFixed[T any](mem memory.Allocator, dt arrow.DataType, n int) *Fixed[T] {
 	return &Fixed[T]{dt: dt, Vals: vals, data: buf, mem: mem, n: n}
 }
 
+// SetNull makes value j NULL.
 func (o *Fixed[T]) SetNull(j int) {
 	if o.valid == nil {
 		o.valid = memory.NewResizableBuffer(o.mem)
@@ -73,6 +56,7 @@ func (o *Fixed[T]) SetNull(j int) {
 	o.nullsN++
 }
 
+// Finish returns the array, which owns the buffers.
 func (o *Fixed[T]) Finish() arrow.Array {
 	data := array.NewData(o.dt, o.n, []*memory.Buffer{o.valid, o.data}, nil, o.nullsN, 0)
 	arr := array.MakeFromData(data)
@@ -94,6 +78,9 @@ type Bool struct {
 	nullsN int
 }
 
+// NewBool starts a boolean array of n values, all false and valid: the
+// caller sets Bits and marks nulls with SetNull, then takes the array
+// (Finish).
 func NewBool(mem memory.Allocator, n int) *Bool {
 	buf := memory.NewResizableBuffer(mem)
 	buf.Resize(int(bitutil.BytesForBits(int64(n))))
@@ -102,6 +89,7 @@ func NewBool(mem memory.Allocator, n int) *Bool {
 	return &Bool{Bits: b, data: buf, mem: mem, n: n}
 }
 
+// SetNull makes value j NULL.
 func (o *Bool) SetNull(j int) {
 	if o.valid == nil {
 		o.valid = memory.NewResizableBuffer(o.mem)
@@ -112,6 +100,7 @@ func (o *Bool) SetNull(j int) {
 	o.nullsN++
 }
 
+// Finish returns the array, which owns the buffers.
 func (o *Bool) Finish() arrow.Array {
 	data := array.NewData(arrow.FixedWidthTypes.Boolean, o.n, []*memory.Buffer{o.valid, o.data}, nil, o.nullsN, 0)
 	arr := array.MakeFromData(data)

@@ -5,13 +5,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 )
 
-func typeOf(a arrow.Array) any {
-	if a == nil {
-		return "missing"
-	}
-	return a.DataType()
-}
-
+// ReleaseAll releases every non-nil array of arrs.
 func ReleaseAll(arrs []arrow.Array) {
 	for _, a := range arrs {
 		if a != nil {

@@ -104,7 +104,7 @@ func NewTable(keys []KeyCol) *Table {
 	return t
 }
 
-// size is the number of ids ever allocated (live or free).
+// Size is the number of ids ever allocated (live or free).
 func (t *Table) Size() int { return len(t.hashes) }
 
 func (t *Table) rehash(capacity int) {
@@ -149,7 +149,7 @@ func (t *Table) alloc(h uint64, end int64) int32 {
 	return id
 }
 
-// lookup finds or creates the id of every entry k < n: window end ends[k]
+// Lookup finds or creates the id of every entry k < n: window end ends[k]
 // and the key values at row rows[k] (rows nil: row k) of cols. It returns
 // the ids (valid until the next lookup); t.newIDs/t.newK list the ids it
 // created. Key values of new ids are stored before lookup returns.
@@ -237,7 +237,7 @@ func (t *Table) Lookup(ends []int64, rows []int32, cols []arrow.Array, n int) []
 	return ids
 }
 
-// find is lookup without inserting: the id of every entry k < n that the
+// Find is lookup without inserting: the id of every entry k < n that the
 // table holds, -1 for the others. Hashes are left in t.hs.
 func (t *Table) Find(ends []int64, rows []int32, cols []arrow.Array, n int) []int32 {
 	for i, c := range t.Keys {
@@ -379,7 +379,7 @@ func (t *Table) equal(id int32, k int) bool {
 	return true
 }
 
-// remove deletes ids (all live) and puts them on the free list. Removing a
+// Remove deletes ids (all live) and puts them on the free list. Removing a
 // large share of the table rebuilds it instead of shifting slot by slot,
 // shrinking it when it has become mostly empty.
 func (t *Table) Remove(ids []int32) {

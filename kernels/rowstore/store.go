@@ -28,7 +28,7 @@ type Store struct {
 	Head, Tail  []int32
 	Next, KeyOf []int32
 	NDead       int
-	// runs index an interval join's stored rows by time so that Advance
+	// Runs index an interval join's stored rows by time so that Advance
 	// visits only the rows it drops: each run is the rows stored from one
 	// input batch sorted by time and consumed from its front as the
 	// watermark passes them; runs is a min-heap by the time of each run's
@@ -87,7 +87,7 @@ func (s *Store) siftDown(i int) {
 	}
 }
 
-// expired appends to gone the live rows with time <= limit (taking them
+// Expired appends to gone the live rows with time <= limit (taking them
 // out of the runs), in store order.
 func (s *Store) Expired(limit int64, gone []int32) []int32 {
 	from := len(gone)
@@ -176,7 +176,7 @@ func (s *Store) Add(b *vector.Batch, r int32, key int32, timeCol int) int32 {
 	return idx
 }
 
-// link appends stored row idx to its key's list.
+// Link appends stored row idx to its key's list.
 func (s *Store) Link(idx, key int32) {
 	if t := s.Tail[key]; t >= 0 {
 		s.Next[t] = idx
@@ -186,7 +186,7 @@ func (s *Store) Link(idx, key int32) {
 	s.Tail[key] = idx
 }
 
-// kill marks a stored row dead and releases its batch when none of its
+// Kill marks a stored row dead and releases its batch when none of its
 // rows is alive.
 func (s *Store) Kill(idx int32) {
 	if s.Dead[idx] {
@@ -202,7 +202,7 @@ func (s *Store) Kill(idx int32) {
 	}
 }
 
-// compact rebuilds the store without its dead rows once they dominate, so
+// Compact rebuilds the store without its dead rows once they dominate, so
 // a long-running join's memory follows its live state. It returns the map
 // from old to new row indices (-1 = dropped), or nil when nothing moved;
 // key lists are remapped here, other holders of indices remap themselves.
@@ -248,7 +248,7 @@ func (s *Store) Compact() []int32 {
 	return remap
 }
 
-// gather builds column c from stored rows refs (-1 = NULL).
+// Gather builds column c from stored rows refs (-1 = NULL).
 func (s *Store) Gather(mem memory.Allocator, t arrow.DataType, c int, refs []int32) (arrow.Array, error) {
 	bld := array.NewBuilder(mem, t)
 	defer bld.Release()

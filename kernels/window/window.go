@@ -1,4 +1,4 @@
-package kwindow
+package window
 
 import (
 	"fmt"

@@ -22,7 +22,7 @@ type Config struct {
 	Aggs     []agg.Spec
 	// Retract makes the aggregate accept a changelog input (an updating
 	// result upstream): +I and +U rows accumulate, -U and -D rows retract
-	// (groupagg_retract.go). Without it every input row must be an insert.
+	// (retract.go). Without it every input row must be an insert.
 	Retract bool
 }
 

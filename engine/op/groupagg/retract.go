@@ -12,6 +12,30 @@ import (
 	"github.com/clink-dev/clink/vector"
 )
 
+// The retracting group aggregate: Agg over a changelog input
+// (Config.Retract), as Flink's group aggregate with retraction.
+//
+//   - +I and +U rows accumulate, -U and -D rows retract. COUNT, SUM and AVG
+//     retract arithmetically (integer and decimal sums stay exact; a float
+//     sum subtracts with the same compensated two-sum as it adds, see
+//     kernels/agg); MIN and MAX keep each group's values as a multiset
+//     (value → count), so retracting the extreme falls back to the next
+//     value; COUNT(DISTINCT x) keeps value → count.
+//   - Each group counts its rows. The output is a changelog with one change
+//     per input row, in row order (the same at any batch size): a row that
+//     creates a group emits +I; a row that changes the group's values emits
+//     -U (old) and +U (new), one that does not change them nothing; a row
+//     that retracts the group's last row emits -D with the values the group
+//     had, and the group is forgotten (a later row creates it again).
+//   - A retraction the aggregate can tell was never accumulated — for a
+//     group that does not exist, of a MIN/MAX/COUNT(DISTINCT) value the
+//     group does not hold, or of more non-NULL values than it counts — is
+//     an error naming the row's kind and group key. Flink ignores a
+//     retraction for a missing group (its state may have expired under a
+//     TTL); Clink keeps all state (no TTL), so such a row means the input
+//     is not a consistent changelog, and failing says so instead of
+//     silently producing wrong results.
+
 // addChanges is Add over a changelog.
 func (g *Agg) addChanges(b *vector.Batch) (*vector.Batch, error) {
 	rows := op.LiveRows(b, &g.iota)

@@ -25,7 +25,7 @@ const Slot = "group_agg"
 // colRowCount is the group_agg column of a group's row count (Retract).
 const colRowCount = "row_count"
 
-// StateFields are the value columns of the group_agg slot: the keys, the
+// stateFields are the value columns of the group_agg slot: the keys, the
 // row count (Retract), then each aggregate's accumulators; accs[i] is the
 // range of aggregate i.
 func (g *Agg) stateFields() (fields []arrow.Field, accs [][2]int) {
@@ -54,7 +54,7 @@ func (g *Agg) stateSlots() []checkpoint.Slot {
 	return []checkpoint.Slot{{Name: Slot, Values: fields}}
 }
 
-// Snapshot writes every group into p, whose slots are stateSlots.
+// snapshot writes every group into p, whose slots are stateSlots.
 func (g *Agg) snapshot(p *checkpoint.PartWriter, mem memory.Allocator, maxParallelism int) error {
 	if mem == nil {
 		mem = memory.DefaultAllocator
@@ -106,7 +106,7 @@ func (g *Agg) snapshotChunk(p *checkpoint.PartWriter, mem memory.Allocator, maxP
 	return p.WriteSlot(checkpoint.SlotRows{Slot: Slot, KeyGroups: groups, Keys: opstate.RenderKeys(keys, len(ids)), Values: vals})
 }
 
-// Restore loads the groups of the parts' group_agg rows whose key group
+// restore loads the groups of the parts' group_agg rows whose key group
 // owns accepts (nil: all) into an empty aggregate.
 func (g *Agg) restore(parts []*checkpoint.Part, owns func(int32) bool, mem memory.Allocator) error {
 	if g.tbl.N > 0 {

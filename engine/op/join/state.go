@@ -69,7 +69,7 @@ func (j *Join) stateSlots() []checkpoint.Slot {
 	}
 }
 
-// Snapshot writes both sides' live rows and the watermark into p, whose
+// snapshot writes both sides' live rows and the watermark into p, whose
 // slots are stateSlots.
 func (j *Join) snapshot(p *checkpoint.PartWriter, mem memory.Allocator, maxParallelism int) error {
 	if mem == nil {
@@ -129,7 +129,7 @@ func (j *Join) snapshotRows(p *checkpoint.PartWriter, mem memory.Allocator, maxP
 	return p.WriteSlot(checkpoint.SlotRows{Slot: joinSlots[side], KeyGroups: groups, Keys: opstate.RenderKeys(keys, n), Values: vals})
 }
 
-// Restore loads the rows of the parts' join rows whose key group owns
+// restore loads the rows of the parts' join rows whose key group owns
 // accepts (nil: all), and the watermark, into an empty join. A side's rows
 // keep their arrival order.
 func (j *Join) restore(parts []*checkpoint.Part, owns func(int32) bool, mem memory.Allocator) error {

@@ -12,41 +12,8 @@ import (
 
 	"github.com/clink-dev/clink/checkpoint"
 	"github.com/clink-dev/clink/kernels/column"
-	"github.com/clink-dev/clink/kernels/hash"
 	"github.com/clink-dev/clink/vector"
 )
-
-// UniqueNames renames value columns whose name is taken, compared
-// case-insensitively as the state format requires (also against the fixed
-// columns): the second "agg_x_sum" becomes "agg_x_sum_2". Names depend only
-// on the operator's configuration, so a restore derives the same ones.
-func UniqueNames(fields []arrow.Field) {
-	taken := map[string]bool{}
-	for _, f := range []string{checkpoint.ColSlot, checkpoint.ColKeyGroup, checkpoint.ColKey, checkpoint.ColWindowStart, checkpoint.ColWindowEnd} {
-		taken[f] = true
-	}
-	for i, f := range fields {
-		name := f.Name
-		for n := 2; taken[strings.ToLower(name)]; n++ {
-			name = fmt.Sprintf("%s_%d", f.Name, n)
-		}
-		taken[strings.ToLower(name)] = true
-		fields[i].Name = name
-	}
-}
-
-// KeyGroups returns the key group of each of the n rows of the key columns.
-func KeyGroups(keys []arrow.Array, n, maxPar int) ([]int32, error) {
-	hs, err := hash.KeyHashes(keys, n)
-	if err != nil {
-		return nil, err
-	}
-	groups := make([]int32, n)
-	for k, h := range hs {
-		groups[k] = checkpoint.KeyGroupOf(h, maxPar)
-	}
-	return groups, nil
-}
 
 // SlotRows sorts the rows of a state record by slot: keyed rows whose
 // key group owns accepts (nil: all) and every raw row. A slot not in slots
@@ -106,7 +73,7 @@ func NewCols(rec arrow.RecordBatch, sel []int32, mem memory.Allocator) *Cols {
 	return &Cols{rec: rec, Sel: sel, mem: mem}
 }
 
-// typed returns the named column of the selected rows, which must have
+// Typed returns the named column of the selected rows, which must have
 // type dt.
 func (s *Cols) Typed(name string, dt arrow.DataType) (arrow.Array, error) {
 	a := checkpoint.Column(s.rec, name)
@@ -210,10 +177,3 @@ func SlotColumns(part *checkpoint.Part, slot string, owns func(int32) bool, mem 
 	}
 	return cols, nil
 }
-
-// SlotOperator is the raw slot of an operator's own state (its watermark,
-// counters).
-const SlotOperator = "operator"
-
-// ChunkRows bounds the groups per state record.
-const ChunkRows = 8192

@@ -48,7 +48,7 @@ func (t *Ranker) stateSlots() []checkpoint.Slot {
 	}
 }
 
-// Snapshot writes the kept rows and the sequence counter into p, whose
+// snapshot writes the kept rows and the sequence counter into p, whose
 // slots are stateSlots.
 func (t *Ranker) snapshot(p *checkpoint.PartWriter, mem memory.Allocator, maxParallelism int) error {
 	if mem == nil {
@@ -114,7 +114,7 @@ func (t *Ranker) snapshotRows(p *checkpoint.PartWriter, mem memory.Allocator, ma
 	return p.WriteSlot(checkpoint.SlotRows{Slot: Slot, KeyGroups: groups, Keys: opstate.RenderKeys(keys, n), Values: vals})
 }
 
-// Restore loads the rows of the parts' top_n rows whose key group owns
+// restore loads the rows of the parts' top_n rows whose key group owns
 // accepts (nil: all), and the sequence counter, into an empty Top-N.
 func (t *Ranker) restore(parts []*checkpoint.Part, owns func(int32) bool, mem memory.Allocator) error {
 	if len(t.store.RowB) > 0 || t.nseq > 0 {

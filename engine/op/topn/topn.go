@@ -38,7 +38,7 @@ type Config struct {
 	TimeCol int
 }
 
-// TopN ranks rows per partition and keeps the first Limit. Ties in the
+// Ranker is the Top-N operator: it ranks rows per partition and keeps the first Limit. Ties in the
 // order keep arrival order, so ranks are deterministic.
 //
 // Window Top-N emits each partition's final rows (insert-only) when the

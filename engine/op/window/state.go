@@ -104,7 +104,7 @@ func (w *Agg) seqOf(g int32) int64 {
 	return w.gseq[g]
 }
 
-// Snapshot writes the aggregate's state into p, whose slots are
+// snapshot writes the aggregate's state into p, whose slots are
 // stateSlots.
 func (w *Agg) snapshot(p *checkpoint.PartWriter, mem memory.Allocator, maxParallelism int) error {
 	if mem == nil {
@@ -170,7 +170,7 @@ func (w *Agg) snapshotChunk(p *checkpoint.PartWriter, mem memory.Allocator, maxP
 		Starts: starts, Ends: ends, Values: vals})
 }
 
-// Restore loads the groups of the parts' window_agg rows whose key group
+// restore loads the groups of the parts' window_agg rows whose key group
 // owns accepts (nil: all), and the operator row, into an empty aggregate.
 func (w *Agg) restore(parts []*checkpoint.Part, owns func(int32) bool, mem memory.Allocator) error {
 	if w.Groups() > 0 || w.seq > 0 {
