@@ -13,7 +13,7 @@ import (
 	"github.com/clink-dev/clink/kernels/column"
 )
 
-// KeyCol stores one group-key column of an Table, indexed by id, and
+// KeyCol stores one group-key column of a Table, indexed by id, and
 // does that column's share of a lookup. A lookup calls prepare once per
 // batch, then works on entries k (row rows[k] of the batch column) with one
 // typed loop per method; only equal and store are called per entry, on the

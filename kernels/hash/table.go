@@ -98,6 +98,7 @@ type Table struct {
 	bad    []int32
 }
 
+// NewTable returns an empty table over the key columns keys.
 func NewTable(keys []KeyCol) *Table {
 	t := &Table{Keys: keys}
 	t.rehash(htMinCap)

@@ -12,8 +12,12 @@ import (
 	"github.com/clink-dev/clink/vector"
 )
 
-// Store is one input's retained rows. A stored row is an index into
-// rowB/rowR (its batch and row there).
+// Store is one input's retained rows (a join side, a Top-N's kept rows).
+// A stored row is an index into RowB/RowR (its batch and row there), with
+// its time (TS), its number of join partners (Matches) and whether it was
+// dropped (Dead). The operator that owns the store reads and sets these
+// directly; the store keeps them consistent when it adds, kills and
+// compacts rows.
 type Store struct {
 	Batches []arrow.RecordBatch
 	liveIn  []int // live rows per batch
@@ -22,8 +26,8 @@ type Store struct {
 	TS      []int64
 	Matches []int32
 	Dead    []bool
-	// Each key's stored rows, in store order, are a list: head and tail
-	// by key id, next by row (-1 ends), KeyOf by row (-1: none). Plain
+	// Each key's stored rows, in store order, are a list: Head and Tail
+	// by key id, Next by row (-1 ends), KeyOf by row (-1: none). Plain
 	// int32 arrays, so the garbage collector has nothing to scan.
 	Head, Tail  []int32
 	Next, KeyOf []int32
@@ -31,12 +35,12 @@ type Store struct {
 	// Runs index an interval join's stored rows by time so that Advance
 	// visits only the rows it drops: each run is the rows stored from one
 	// input batch sorted by time and consumed from its front as the
-	// watermark passes them; runs is a min-heap by the time of each run's
+	// watermark passes them; Runs is a min-heap by the time of each run's
 	// next row.
 	Runs []*Run
 }
 
-// Run is rows (store indices) in time order; rows[pos:] are pending.
+// Run is rows (store indices) in time order; Rows[Pos:] are pending.
 type Run struct {
 	Rows []int32
 	Pos  int
@@ -139,6 +143,7 @@ func (s *Store) RemapRuns(remap []int32) {
 	}
 }
 
+// TimeAt is value i of a time column (BIGINT or TIMESTAMP(3)) as epoch ms.
 func TimeAt(a arrow.Array, i int) int64 {
 	switch c := a.(type) {
 	case *array.Int64:
@@ -149,7 +154,7 @@ func TimeAt(a arrow.Array, i int) int64 {
 	panic(fmt.Sprintf("join time column of type %s", a.DataType()))
 }
 
-// store retains row r of b and returns its index.
+// Add retains row r of b and returns its index.
 func (s *Store) Add(b *vector.Batch, r int32, key int32, timeCol int) int32 {
 	if len(s.Batches) == 0 || s.Batches[len(s.Batches)-1] != b.Rec {
 		b.Rec.Retain()

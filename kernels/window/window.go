@@ -118,4 +118,5 @@ func CheckTimeType(dt arrow.DataType) error {
 	return fmt.Errorf("event-time column must be BIGINT epoch-ms or TIMESTAMP(3), got %s", dt)
 }
 
+// NoWatermark is the watermark before the first one.
 const NoWatermark = math.MinInt64

@@ -69,6 +69,7 @@ type Cols struct {
 	owned []arrow.Array
 }
 
+// NewCols reads value columns of rows sel of the state record rec.
 func NewCols(rec arrow.RecordBatch, sel []int32, mem memory.Allocator) *Cols {
 	return &Cols{rec: rec, Sel: sel, mem: mem}
 }
@@ -101,6 +102,7 @@ func (s *Cols) Int64s(name string) ([]int64, error) {
 	return a.(*array.Int64).Int64Values(), nil
 }
 
+// Release drops the columns returned so far.
 func (s *Cols) Release() {
 	for _, a := range s.owned {
 		a.Release()

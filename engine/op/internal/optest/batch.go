@@ -16,6 +16,8 @@ import (
 	"github.com/clink-dev/clink/vector"
 )
 
+// CPUTime is the process's user and system CPU time so far: benchmarks
+// report rows per CPU-second, which a shared machine does not distort.
 func CPUTime() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
@@ -24,12 +26,13 @@ func CPUTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// FmtFloat formats f as the shortest round-trip decimal of its bit size.
 func FmtFloat(f float64, bits int) string { return strconv.FormatFloat(f, 'g', -1, bits) }
 
+// FloorDiv is a / b rounded down, computed plainly (a reference).
 func FloorDiv(a, b int64) int64 { return int64(math.Floor(float64(a) / float64(b))) }
 
-// ---- running the kernel ----
-
+// Append appends v (nil: NULL) of the random input's Go types to b.
 func Append(b array.Builder, v any) {
 	if v == nil {
 		b.AppendNull()
@@ -53,7 +56,7 @@ func Append(b array.Builder, v any) {
 	case *array.BooleanBuilder:
 		bb.Append(v.(bool))
 	default:
-		panic(fmt.Sprintf("wtAppend %T", b))
+		panic(fmt.Sprintf("Append %T", b))
 	}
 }
 
@@ -104,6 +107,7 @@ func Batch(mem memory.Allocator, schema *arrow.Schema, rows []*Row, rng *rand.Ra
 	return &vector.Batch{Rec: rec, Sel: selv, RowWatermark: wms}
 }
 
+// Cell renders value i of arr as the reference renders it.
 func Cell(t testing.TB, arr arrow.Array, i int) string {
 	if arr.IsNull(i) {
 		return "null"
@@ -130,6 +134,7 @@ func Cell(t testing.TB, arr arrow.Array, i int) string {
 	return ""
 }
 
+// Result is an operator's output lines and counters.
 type Result struct {
 	Lines          []string
 	Late, NullTime int64
@@ -157,6 +162,7 @@ func (a *CountingAlloc) Free(b []byte) {
 	a.Mem.Free(b)
 }
 
+// Compare fails at the first difference between got and want.
 func Compare(t *testing.T, what string, got, want Result) {
 	t.Helper()
 	if got.Late != want.Late || got.NullTime != want.NullTime {

@@ -28,6 +28,7 @@ const (
 	NumCols
 )
 
+// Schema is the random input's schema, ts a TIMESTAMP(3) or a BIGINT.
 func Schema(tsTimestamp bool) *arrow.Schema {
 	tsType := arrow.DataType(arrow.PrimitiveTypes.Int64)
 	if tsTimestamp {
@@ -160,6 +161,7 @@ func wtRandomSpec(rng *rand.Rand) kwindow.Spec {
 	return kwindow.Spec{Kind: kwindow.Session, Gap: 1 + rng.Int64N(600)}
 }
 
+// RandomCase is the random case of seed.
 func RandomCase(seed uint64) Case { return RandomCaseOf(seed, false) }
 
 // RandomCaseOf is RandomCase, with sessionLate a SESSION window with

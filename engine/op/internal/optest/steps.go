@@ -10,6 +10,7 @@ import (
 	"github.com/clink-dev/clink/vector"
 )
 
+// Int64Schema is the schema of Int64Batch: k, ts, v, all BIGINT.
 var Int64Schema = Int64Batch(memory.DefaultAllocator, []int64{0}, []int64{0}, []int64{0}).Schema()
 
 // Step is one step of a join test: a batch of one side, or a
@@ -37,6 +38,7 @@ func TestAlloc(t *testing.T, thorough bool) (memory.Allocator, func()) {
 	}
 }
 
+// Int64Batch makes a batch of Int64Schema from the columns' values.
 func Int64Batch(mem memory.Allocator, cols ...[]int64) *vector.Batch {
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "k", Type: arrow.PrimitiveTypes.Int64},
