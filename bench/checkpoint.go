@@ -50,7 +50,7 @@ func sensorsAgg() (*window.Agg, error) {
 // it into dir and restores it into a new aggregate.
 func CheckpointState(dir string, sensors int) (StateMeasure, error) {
 	m := StateMeasure{Groups: sensors}
-	agg, err := sensorsAgg()
+	wa, err := sensorsAgg()
 	if err != nil {
 		return m, err
 	}
@@ -70,7 +70,7 @@ func CheckpointState(dir string, sensors int) (StateMeasure, error) {
 		c.Release()
 	}
 	b := vector.New(rec)
-	if err := agg.Add(b); err != nil {
+	if err := wa.Add(b); err != nil {
 		return m, err
 	}
 	b.Release()
@@ -91,7 +91,7 @@ func CheckpointState(dir string, sensors int) (StateMeasure, error) {
 		Open: func(slots []checkpoint.Slot) (*checkpoint.PartWriter, error) {
 			return w.Part("window_aggregate", 0, slots)
 		}}
-	if err := agg.SnapshotState(snap); err != nil {
+	if err := wa.SnapshotState(snap); err != nil {
 		return m, err
 	}
 	if err := w.Commit(checkpoint.Meta{Job: "bench"}); err != nil {
@@ -114,18 +114,18 @@ func CheckpointState(dir string, sensors int) (StateMeasure, error) {
 	if err != nil {
 		return m, err
 	}
-	agg2, err := sensorsAgg()
+	wa2, err := sensorsAgg()
 	if err != nil {
 		return m, err
 	}
 	restore := &op.Restore{ID: id, MaxParallelism: checkpoint.DefaultMaxParallelism, Parallelism: 1, Parts: []*checkpoint.Part{part}}
-	if err := agg2.RestoreState(restore); err != nil {
+	if err := wa2.RestoreState(restore); err != nil {
 		return m, err
 	}
 	part.Release()
 	m.Restore = time.Since(start)
-	if agg2.Groups() != sensors {
-		return m, fmt.Errorf("restored %d groups, want %d", agg2.Groups(), sensors)
+	if wa2.Groups() != sensors {
+		return m, fmt.Errorf("restored %d groups, want %d", wa2.Groups(), sensors)
 	}
 	return m, nil
 }

@@ -264,13 +264,13 @@ func ckUnion(t *testing.T, db *published, run string, a, b Source) (*Pipeline, *
 			{Source: a, SourceName: "a"},
 			{Source: b, SourceName: "b"},
 		}}
-	agg, err := window.New(window.Config{Input: genSchema, TimeCol: 1, Keys: []int{0},
+	wa, err := window.New(window.Config{Input: genSchema, TimeCol: 1, Keys: []int{0},
 		Window: kwindow.Spec{Kind: kwindow.Tumble, Size: 100},
 		Aggs:   []agg.Spec{{Func: agg.CountStar, Name: "c"}}}, memory.DefaultAllocator)
 	if err != nil {
 		t.Fatal(err)
 	}
-	u.Ops = []Operator{agg}
+	u.Ops = []Operator{wa}
 	u.Names = []string{"window_agg", "union"}
 	sink := &memSink{db: db, run: run}
 	return &Pipeline{Root: u, Sink: sink, SinkName: "out"}, sink
