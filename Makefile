@@ -63,7 +63,7 @@ interop:
 # in the same run), which writes bench/results/ and renders its table into
 # docs/performance.md: about 20 minutes on 2 cores in all.
 bench:
-	$(GO) test -run='^$$' -bench=. -benchmem ./kernels/ ./connectors/formats/json/ ./connectors/nexmark/ ./bench/...
+	$(GO) test -run='^$$' -bench=. -benchmem ./kernels/ ./engine/op/... ./connectors/formats/json/ ./connectors/nexmark/ ./bench/...
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(CLINK) ./cmd/clink
 	$(CLINK) bench nexmark --query all --events 2M --via-kafka --runs 3 --state-events 1500k --results bench/results --doc docs/performance.md
 

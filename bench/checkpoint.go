@@ -11,7 +11,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clink-dev/clink/checkpoint"
-	"github.com/clink-dev/clink/kernels"
+	"github.com/clink-dev/clink/engine/op"
+	"github.com/clink-dev/clink/engine/op/window"
+	"github.com/clink-dev/clink/kernels/agg"
+	kwindow "github.com/clink-dev/clink/kernels/window"
 	"github.com/clink-dev/clink/vector"
 )
 
@@ -31,14 +34,14 @@ var sensorsSchema = arrow.NewSchema([]arrow.Field{
 }, nil)
 
 // sensorsAgg is the sensors query's window aggregate.
-func sensorsAgg() (*kernels.WindowAgg, error) {
-	return kernels.NewWindowAgg(kernels.WindowAggConfig{
+func sensorsAgg() (*window.Agg, error) {
+	return window.New(window.Config{
 		Input: sensorsSchema, TimeCol: 1, Keys: []int{0}, KeyNames: []string{"sensor_id"},
-		Window: kernels.WindowSpec{Kind: kernels.WindowTumble, Size: 10000},
-		Aggs: []kernels.AggSpec{{Func: kernels.AggCountStar, Name: "readings"},
-			{Func: kernels.AggAvg, Arg: 2, Name: "avg_temp"},
-			{Func: kernels.AggMin, Arg: 2, Name: "min_temp"},
-			{Func: kernels.AggMax, Arg: 2, Name: "max_temp"}},
+		Window: kwindow.Spec{Kind: kwindow.Tumble, Size: 10000},
+		Aggs: []agg.Spec{{Func: agg.CountStar, Name: "readings"},
+			{Func: agg.Avg, Arg: 2, Name: "avg_temp"},
+			{Func: agg.Min, Arg: 2, Name: "min_temp"},
+			{Func: agg.Max, Arg: 2, Name: "max_temp"}},
 	}, memory.DefaultAllocator)
 }
 
@@ -47,7 +50,7 @@ func sensorsAgg() (*kernels.WindowAgg, error) {
 // it into dir and restores it into a new aggregate.
 func CheckpointState(dir string, sensors int) (StateMeasure, error) {
 	m := StateMeasure{Groups: sensors}
-	agg, err := sensorsAgg()
+	wa, err := sensorsAgg()
 	if err != nil {
 		return m, err
 	}
@@ -67,7 +70,7 @@ func CheckpointState(dir string, sensors int) (StateMeasure, error) {
 		c.Release()
 	}
 	b := vector.New(rec)
-	if err := agg.Add(b); err != nil {
+	if err := wa.Add(b); err != nil {
 		return m, err
 	}
 	b.Release()
@@ -84,14 +87,11 @@ func CheckpointState(dir string, sensors int) (StateMeasure, error) {
 	if err != nil {
 		return m, err
 	}
-	p, err := w.Part("window_aggregate", 0, agg.StateSlots())
-	if err != nil {
-		return m, err
-	}
-	if err := agg.Snapshot(p, nil, checkpoint.DefaultMaxParallelism); err != nil {
-		return m, err
-	}
-	if err := p.Close(); err != nil {
+	snap := &op.Snapshot{ID: id, MaxParallelism: checkpoint.DefaultMaxParallelism,
+		Open: func(slots []checkpoint.Slot) (*checkpoint.PartWriter, error) {
+			return w.Part("window_aggregate", 0, slots)
+		}}
+	if err := wa.SnapshotState(snap); err != nil {
 		return m, err
 	}
 	if err := w.Commit(checkpoint.Meta{Job: "bench"}); err != nil {
@@ -114,17 +114,18 @@ func CheckpointState(dir string, sensors int) (StateMeasure, error) {
 	if err != nil {
 		return m, err
 	}
-	agg2, err := sensorsAgg()
+	wa2, err := sensorsAgg()
 	if err != nil {
 		return m, err
 	}
-	if err := agg2.Restore([]*checkpoint.Part{part}, nil, nil); err != nil {
+	restore := &op.Restore{ID: id, MaxParallelism: checkpoint.DefaultMaxParallelism, Parallelism: 1, Parts: []*checkpoint.Part{part}}
+	if err := wa2.RestoreState(restore); err != nil {
 		return m, err
 	}
 	part.Release()
 	m.Restore = time.Since(start)
-	if agg2.Groups() != sensors {
-		return m, fmt.Errorf("restored %d groups, want %d", agg2.Groups(), sensors)
+	if wa2.Groups() != sensors {
+		return m, fmt.Errorf("restored %d groups, want %d", wa2.Groups(), sensors)
 	}
 	return m, nil
 }

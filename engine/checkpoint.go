@@ -11,10 +11,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clink-dev/clink/checkpoint"
-	"github.com/clink-dev/clink/kernels/op"
+	"github.com/clink-dev/clink/engine/op"
 )
 
-// The checkpoint contract lives with the operators (kernels/op); the
+// The checkpoint contract lives with the operators (engine/op); the
 // engine names it here for its callers.
 type (
 	Stateful  = op.Stateful

@@ -14,8 +14,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clink-dev/clink/checkpoint"
-	"github.com/clink-dev/clink/kernels"
-	"github.com/clink-dev/clink/kernels/op"
+	"github.com/clink-dev/clink/engine/op"
+	"github.com/clink-dev/clink/engine/op/window"
+	"github.com/clink-dev/clink/kernels/agg"
+	kwindow "github.com/clink-dev/clink/kernels/window"
 	"github.com/clink-dev/clink/vector"
 )
 
@@ -262,13 +264,13 @@ func ckUnion(t *testing.T, db *published, run string, a, b Source) (*Pipeline, *
 			{Source: a, SourceName: "a"},
 			{Source: b, SourceName: "b"},
 		}}
-	agg, err := kernels.NewWindowAgg(kernels.WindowAggConfig{Input: genSchema, TimeCol: 1, Keys: []int{0},
-		Window: kernels.WindowSpec{Kind: kernels.WindowTumble, Size: 100},
-		Aggs:   []kernels.AggSpec{{Func: kernels.AggCountStar, Name: "c"}}}, memory.DefaultAllocator)
+	wa, err := window.New(window.Config{Input: genSchema, TimeCol: 1, Keys: []int{0},
+		Window: kwindow.Spec{Kind: kwindow.Tumble, Size: 100},
+		Aggs:   []agg.Spec{{Func: agg.CountStar, Name: "c"}}}, memory.DefaultAllocator)
 	if err != nil {
 		t.Fatal(err)
 	}
-	u.Ops = []Operator{&op.WindowAgg{Agg: agg}}
+	u.Ops = []Operator{wa}
 	u.Names = []string{"window_agg", "union"}
 	sink := &memSink{db: db, run: run}
 	return &Pipeline{Root: u, Sink: sink, SinkName: "out"}, sink

@@ -9,8 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clink-dev/clink/checkpoint"
-	"github.com/clink-dev/clink/kernels"
-	"github.com/clink-dev/clink/kernels/op"
+	"github.com/clink-dev/clink/engine/op"
+	"github.com/clink-dev/clink/kernels/hash"
 	"github.com/clink-dev/clink/vector"
 )
 
@@ -83,7 +83,7 @@ func (s *exchangeSink) Write(b *vector.Batch) error {
 	for k, c := range x.keys {
 		cols[k] = b.Column(c)
 	}
-	hs, err := kernels.KeyHashes(cols, n)
+	hs, err := hash.KeyHashes(cols, n)
 	if err != nil {
 		b.Release()
 		return err

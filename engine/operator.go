@@ -3,11 +3,11 @@ package engine
 import (
 	"context"
 
-	"github.com/clink-dev/clink/kernels/op"
+	"github.com/clink-dev/clink/engine/op"
 	"github.com/clink-dev/clink/vector"
 )
 
-// The operator contract lives with the operators (kernels/op, a lower
+// The operator contract lives with the operators (engine/op, a lower
 // layer); the engine names it here for its callers.
 type (
 	Output           = op.Output

@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/clink-dev/clink/kernels/op"
+	"github.com/clink-dev/clink/engine/op"
 	"github.com/clink-dev/clink/vector"
 )
 

@@ -7,8 +7,12 @@ import (
 	pb "github.com/substrait-io/substrait-protobuf/go/substraitpb"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/clink-dev/clink/engine/op"
+	"github.com/clink-dev/clink/engine/op/groupagg"
+	"github.com/clink-dev/clink/engine/op/window"
 	"github.com/clink-dev/clink/kernels"
-	"github.com/clink-dev/clink/kernels/op"
+	"github.com/clink-dev/clink/kernels/agg"
+	kwindow "github.com/clink-dev/clink/kernels/window"
 	"github.com/clink-dev/clink/substrait"
 )
 
@@ -38,7 +42,7 @@ func (b *builder) aggregate(a *pb.AggregateRel) (*chain, error) {
 		groups = a.GetGroupings()[0].GetGroupingExpressions()
 	}
 	windowed := isWindow(b, groups)
-	var spec kernels.WindowSpec
+	var spec kwindow.Spec
 	var timeExpr *pb.Expression
 	keyExprs := groups
 	if windowed {
@@ -68,7 +72,7 @@ func (b *builder) aggregate(a *pb.AggregateRel) (*chain, error) {
 		extra = append(extra, ke)
 		return in.NumFields() + len(extra) - 1, nil
 	}
-	cfg := kernels.WindowAggConfig{Window: spec}
+	cfg := window.Config{Window: spec}
 	if windowed {
 		if cfg.TimeCol, err = colOf(timeExpr); err != nil {
 			return nil, err
@@ -94,29 +98,29 @@ func (b *builder) aggregate(a *pb.AggregateRel) (*chain, error) {
 		if distinct && (name != "count" || len(f.GetArguments()) != 1) {
 			return nil, fmt.Errorf("%s(DISTINCT ...) is not supported (only COUNT(DISTINCT x))", name)
 		}
-		spec := kernels.AggSpec{Arg: -1, Name: "$m" + strconv.Itoa(mi)}
+		spec := agg.Spec{Arg: -1, Name: "$m" + strconv.Itoa(mi)}
 		args := f.GetArguments()
 		switch name {
 		case "count":
-			spec.Func = kernels.AggCountStar
+			spec.Func = agg.CountStar
 			if len(args) == 1 {
-				spec.Func = kernels.AggCount
+				spec.Func = agg.Count
 			}
 			if distinct {
-				spec.Func = kernels.AggCountDistinct
+				spec.Func = agg.CountDistinct
 			}
 		case "sum":
-			spec.Func = kernels.AggSum
+			spec.Func = agg.Sum
 		case "avg":
-			spec.Func = kernels.AggAvg
+			spec.Func = agg.Avg
 		case "min":
-			spec.Func = kernels.AggMin
+			spec.Func = agg.Min
 		case "max":
-			spec.Func = kernels.AggMax
+			spec.Func = agg.Max
 		default:
 			return nil, fmt.Errorf("aggregate function %s is not supported", name)
 		}
-		if spec.Func != kernels.AggCountStar {
+		if spec.Func != agg.CountStar {
 			if len(args) != 1 || args[0].GetValue() == nil {
 				return nil, fmt.Errorf("%s takes one argument", name)
 			}
@@ -146,11 +150,11 @@ func (b *builder) aggregate(a *pb.AggregateRel) (*chain, error) {
 		cfg.KeyNames = append(cfg.KeyNames, c.schema.Field(k).Name)
 	}
 	if !windowed {
-		agg, err := kernels.NewGroupAgg(kernels.GroupAggConfig{Input: cfg.Input, Keys: cfg.Keys, KeyNames: cfg.KeyNames, Aggs: cfg.Aggs, Retract: retract}, b.env.Runtime.Mem)
+		ga, err := groupagg.New(groupagg.Config{Input: cfg.Input, Keys: cfg.Keys, KeyNames: cfg.KeyNames, Aggs: cfg.Aggs, Retract: retract}, b.env.Runtime.Mem)
 		if err != nil {
 			return nil, err
 		}
-		c.add("group_aggregate", &op.GroupAgg{Agg: agg}, agg.OutputSchema())
+		c.add("group_aggregate", ga, ga.OutputSchema())
 		// Without aggregates (SELECT DISTINCT) a group of an insert-only
 		// input never changes after its first row: the output is
 		// insert-only. Over a changelog a group can be deleted.
@@ -160,11 +164,11 @@ func (b *builder) aggregate(a *pb.AggregateRel) (*chain, error) {
 	if cfg.AllowedLateness, err = allowedLateness(a); err != nil {
 		return nil, err
 	}
-	agg, err := kernels.NewWindowAgg(cfg, b.env.Runtime.Mem)
+	wa, err := window.New(cfg, b.env.Runtime.Mem)
 	if err != nil {
 		return nil, err
 	}
-	c.add("window_aggregate", &op.WindowAgg{Agg: agg, Updating: cfg.AllowedLateness > 0}, agg.OutputSchema())
+	c.add("window_aggregate", wa, wa.OutputSchema())
 	c.updating = cfg.AllowedLateness > 0
 	return c, b.emit(c, a.GetCommon())
 }
@@ -183,8 +187,8 @@ func isWindow(b *builder, groups []*pb.Expression) bool {
 }
 
 // windowOf reads the window from the grouping expressions.
-func (b *builder) windowOf(groups []*pb.Expression) (kernels.WindowSpec, *pb.Expression, error) {
-	var spec kernels.WindowSpec
+func (b *builder) windowOf(groups []*pb.Expression) (kwindow.Spec, *pb.Expression, error) {
+	var spec kwindow.Spec
 	if len(groups) < 2 {
 		return spec, nil, fmt.Errorf("window aggregate: the first two grouping expressions must be window_start and window_end")
 	}
@@ -225,13 +229,13 @@ func (b *builder) windowOf(groups []*pb.Expression) (kernels.WindowSpec, *pb.Exp
 	size, slide, offset := nums[0], nums[1], nums[2]
 	switch kind := args[1].GetEnum(); kind {
 	case "TUMBLE":
-		spec = kernels.WindowSpec{Kind: kernels.WindowTumble, Size: size, Offset: offset}
+		spec = kwindow.Spec{Kind: kwindow.Tumble, Size: size, Offset: offset}
 	case "HOP":
-		spec = kernels.WindowSpec{Kind: kernels.WindowHop, Size: size, Slide: slide, Offset: offset}
+		spec = kwindow.Spec{Kind: kwindow.Hop, Size: size, Slide: slide, Offset: offset}
 	case "SESSION":
-		spec = kernels.WindowSpec{Kind: kernels.WindowSession, Gap: size}
+		spec = kwindow.Spec{Kind: kwindow.Session, Gap: size}
 	case "CUMULATE":
-		spec = kernels.WindowSpec{Kind: kernels.WindowCumulate, Size: size, Step: slide, Offset: offset}
+		spec = kwindow.Spec{Kind: kwindow.Cumulate, Size: size, Step: slide, Offset: offset}
 	default:
 		return spec, nil, fmt.Errorf("unknown window kind %q", kind)
 	}

@@ -8,8 +8,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/clink-dev/clink/engine"
-	"github.com/clink-dev/clink/kernels"
-	"github.com/clink-dev/clink/kernels/op"
+	"github.com/clink-dev/clink/engine/op/join"
 	"github.com/clink-dev/clink/substrait"
 )
 
@@ -32,16 +31,16 @@ func (b *builder) join(jr *pb.JoinRel) (*chain, error) {
 	if jr.GetPostJoinFilter() != nil {
 		return nil, fmt.Errorf("JoinRel post_join_filter is not supported")
 	}
-	cfg := kernels.JoinConfig{}
+	cfg := join.Config{}
 	switch jr.GetType() {
 	case pb.JoinRel_JOIN_TYPE_INNER:
-		cfg.Kind = kernels.JoinInner
+		cfg.Kind = join.Inner
 	case pb.JoinRel_JOIN_TYPE_LEFT:
-		cfg.Kind = kernels.JoinLeft
+		cfg.Kind = join.Left
 	case pb.JoinRel_JOIN_TYPE_RIGHT:
-		cfg.Kind = kernels.JoinRight
+		cfg.Kind = join.Right
 	case pb.JoinRel_JOIN_TYPE_OUTER:
-		cfg.Kind = kernels.JoinFull
+		cfg.Kind = join.Full
 	default:
 		return nil, fmt.Errorf("join type %s is not supported", jr.GetType())
 	}
@@ -83,11 +82,11 @@ func (b *builder) join(jr *pb.JoinRel) (*chain, error) {
 		cfg.Interval = iv
 	}
 	cfg.Left, cfg.Right = left.schema, right.schema
-	j, err := kernels.NewJoin(cfg, b.env.Runtime.Mem)
+	j, err := join.New(cfg, b.env.Runtime.Mem)
 	if err != nil {
 		return nil, err
 	}
-	c := &chain{binary: &op.Join{J: j}, inputs: []*engine.Node{left.node(), right.node()}, schema: j.OutputSchema(), updating: j.Updating()}
+	c := &chain{binary: j, inputs: []*engine.Node{left.node(), right.node()}, schema: j.OutputSchema(), updating: j.Updating()}
 	return c, b.emit(c, jr.GetCommon())
 }
 
@@ -143,7 +142,7 @@ func (b *builder) anchorOf(name string) (uint32, bool) {
 // intervalOf reads Clink's interval-join enhancement:
 // {"clink_interval_join": {"left_time": i, "right_time": j, "lower": ms, "upper": ms}}
 // with i a left column and j a column of the right input (0-based there).
-func intervalOf(jr *pb.JoinRel, nl int) (*kernels.IntervalSpec, error) {
+func intervalOf(jr *pb.JoinRel, nl int) (*join.Interval, error) {
 	enh := jr.GetAdvancedExtension().GetEnhancement()
 	if enh == nil {
 		return nil, nil
@@ -164,7 +163,7 @@ func intervalOf(jr *pb.JoinRel, nl int) (*kernels.IntervalSpec, error) {
 		}
 		return int64(x.GetNumberValue()), nil
 	}
-	var iv kernels.IntervalSpec
+	var iv join.Interval
 	var vals [4]int64
 	for i, k := range []string{"left_time", "right_time", "lower", "upper"} {
 		n, err := num(k)

@@ -14,8 +14,8 @@ import (
 
 	"github.com/clink-dev/clink/connectors"
 	"github.com/clink-dev/clink/engine"
+	"github.com/clink-dev/clink/engine/op"
 	"github.com/clink-dev/clink/kernels"
-	"github.com/clink-dev/clink/kernels/op"
 	"github.com/clink-dev/clink/substrait"
 )
 

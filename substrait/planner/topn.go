@@ -7,8 +7,7 @@ import (
 	pb "github.com/substrait-io/substrait-protobuf/go/substraitpb"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/clink-dev/clink/kernels"
-	"github.com/clink-dev/clink/kernels/op"
+	"github.com/clink-dev/clink/engine/op/topn"
 	"github.com/clink-dev/clink/substrait"
 )
 
@@ -34,7 +33,7 @@ func (b *builder) topN(w *pb.ConsistentPartitionWindowRel) (*chain, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := kernels.TopNConfig{Input: c.schema, Limit: limit, TimeCol: timeCol}
+	cfg := topn.Config{Input: c.schema, Limit: limit, TimeCol: timeCol}
 	for _, p := range w.GetPartitionExpressions() {
 		i, ok := substrait.FieldIndex(p)
 		if !ok {
@@ -47,7 +46,7 @@ func (b *builder) topN(w *pb.ConsistentPartitionWindowRel) (*chain, error) {
 		if !ok {
 			return nil, fmt.Errorf("ORDER BY in OVER must name columns")
 		}
-		k := kernels.SortKey{Col: i}
+		k := topn.SortKey{Col: i}
 		switch s.GetDirection() {
 		case pb.SortField_SORT_DIRECTION_ASC_NULLS_FIRST:
 			k.NullsFirst = true
@@ -64,11 +63,11 @@ func (b *builder) topN(w *pb.ConsistentPartitionWindowRel) (*chain, error) {
 	if timeCol >= 0 && (timeCol >= c.schema.NumFields() || c.schema.Field(timeCol).Type.ID() != arrow.INT64 && c.schema.Field(timeCol).Type.ID() != arrow.TIMESTAMP) {
 		return nil, fmt.Errorf("Top-N time column $%d is not a BIGINT or TIMESTAMP column", timeCol)
 	}
-	t, err := kernels.NewTopN(cfg, b.env.Runtime.Mem)
+	t, err := topn.New(cfg, b.env.Runtime.Mem)
 	if err != nil {
 		return nil, err
 	}
-	c.add("top_n", &op.TopN{T: t}, t.OutputSchema())
+	c.add("top_n", t, t.OutputSchema())
 	c.updating = !t.Windowed()
 	return c, b.emit(c, w.GetCommon())
 }

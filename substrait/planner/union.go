@@ -7,7 +7,7 @@ import (
 	pb "github.com/substrait-io/substrait-protobuf/go/substraitpb"
 
 	"github.com/clink-dev/clink/engine"
-	"github.com/clink-dev/clink/kernels/op"
+	"github.com/clink-dev/clink/engine/op"
 )
 
 // union plans SetRel UNION ALL as binary union nodes (folded left for more

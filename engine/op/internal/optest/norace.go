@@ -1,0 +1,5 @@
+//go:build !race
+
+package optest
+
+const RaceEnabled = false

@@ -1,0 +1,111 @@
+package op
+
+import (
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/clink-dev/clink/checkpoint"
+	"github.com/clink-dev/clink/vector"
+)
+
+// Output receives what an operator produces. The batch passed to Emit is
+// owned by the callee afterwards.
+type Output interface {
+	Emit(b *vector.Batch) error
+	EmitWatermark(wm int64) error
+}
+
+// Operator is the one interface every operator implements. Process owns b:
+// it passes it on or releases it.
+type Operator interface {
+	Process(b *vector.Batch, out Output) error
+}
+
+// BinaryOperator consumes two inputs (a join, a union). ProcessSide owns b.
+// Its watermark is the minimum of its inputs'; it receives it through
+// WatermarkHandler when it implements it (and forwards it itself).
+type BinaryOperator interface {
+	ProcessSide(side int, b *vector.Batch, out Output) error
+}
+
+// WatermarkHandler is implemented by operators that act on watermarks
+// (window aggregates fire). Without it the watermark is forwarded. A
+// handler forwards the watermark itself (out.EmitWatermark) after emitting
+// what it released.
+type WatermarkHandler interface {
+	OnWatermark(wm int64, out Output) error
+}
+
+// Finisher is implemented by operators that flush at end of input. It runs
+// after the final watermark has been delivered.
+type Finisher interface {
+	Finish(out Output) error
+}
+
+// Closer releases an operator's resources when the job stops, finished or not.
+type Closer interface {
+	Close() error
+}
+
+// StatsReporter exposes an operator's counters (late rows, groups, ...).
+type StatsReporter interface {
+	Stats() map[string]int64
+}
+
+// Stateful is implemented by operators, sources and sinks whose state
+// checkpoints keep. SnapshotState runs at a checkpoint barrier, after every
+// row before it and before any row after it; RestoreState runs once, before
+// the job starts, with the state of the checkpoint it resumes from.
+type Stateful interface {
+	SnapshotState(s *Snapshot) error
+	RestoreState(r *Restore) error
+}
+
+// Snapshot is what a Stateful writes its state into: at most one part (an
+// Arrow IPC file in the documented state format) per operator subtask.
+type Snapshot struct {
+	// ID is the checkpoint being taken.
+	ID uint64
+	// MaxParallelism is the number of key groups.
+	MaxParallelism int
+	// Mem allocates the state records.
+	Mem memory.Allocator
+	// Open creates the part with the given slots; the caller closes it.
+	Open func(slots []checkpoint.Slot) (*checkpoint.PartWriter, error)
+}
+
+// Restore is the state of one operator in the checkpoint a job resumes
+// from.
+type Restore struct {
+	// ID is the checkpoint restored.
+	ID             uint64
+	MaxParallelism int
+	// Parallelism and Subtask place this subtask: it keeps the keyed rows
+	// of the key groups it owns and the raw rows its operator assigns it.
+	Parallelism, Subtask int
+	// Parts are every part the operator wrote (one per subtask that had
+	// state); empty when it had none.
+	Parts []*checkpoint.Part
+}
+
+// Owns reports whether this subtask owns key group g.
+func (r *Restore) Owns(g int32) bool {
+	if r.Parallelism <= 1 {
+		return true
+	}
+	return checkpoint.KeyGroupOwner(r.MaxParallelism, r.Parallelism, g) == r.Subtask
+}
+
+// Stateless marks operators that keep nothing between batches (filters,
+// projections, unions): a checkpoint needs no state from them. With
+// checkpoints on, every operator is Stateful or Stateless.
+type Stateless interface {
+	Stateless()
+}
+
+// Keyed is implemented by operators whose state is partitioned by a key of
+// their input: at parallelism > 1 the engine routes each row to the
+// subtask that owns its key's key group. KeyColumns are input column
+// indexes; none means one global group.
+type Keyed interface {
+	KeyColumns() []int
+}

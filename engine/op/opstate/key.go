@@ -1,0 +1,95 @@
+package opstate
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// RenderKeys renders row k of the key columns as the readable key of the
+// state format: a JSON array of the values in GROUP BY order (strings
+// quoted, numbers shortest round-trip, TIMESTAMP(3) as "YYYY-MM-DD
+// HH:MM:SS.mmm", NULL as null; NaN and ±Infinity as strings).
+func RenderKeys(cols []arrow.Array, n int) []string {
+	out := make([]string, n)
+	buf := make([]byte, 0, 64)
+	for k := range out {
+		buf = append(buf[:0], '[')
+		for i, c := range cols {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = appendKeyValue(buf, c, k)
+		}
+		buf = append(buf, ']')
+		out[k] = string(buf)
+	}
+	return out
+}
+
+func appendKeyValue(b []byte, c arrow.Array, k int) []byte {
+	if c.IsNull(k) {
+		return append(b, "null"...)
+	}
+	switch a := c.(type) {
+	case *array.String:
+		return appendJSONString(b, a.Value(k))
+	case *array.Int8:
+		return strconv.AppendInt(b, int64(a.Value(k)), 10)
+	case *array.Int16:
+		return strconv.AppendInt(b, int64(a.Value(k)), 10)
+	case *array.Int32:
+		return strconv.AppendInt(b, int64(a.Value(k)), 10)
+	case *array.Int64:
+		return strconv.AppendInt(b, a.Value(k), 10)
+	case *array.Float32:
+		return appendKeyFloat(b, float64(a.Value(k)), 32)
+	case *array.Float64:
+		return appendKeyFloat(b, a.Value(k), 64)
+	case *array.Boolean:
+		return strconv.AppendBool(b, a.Value(k))
+	case *array.Date32:
+		t := time.Unix(int64(a.Value(k))*86400, 0).UTC()
+		return append(append(append(b, '"'), t.Format("2006-01-02")...), '"')
+	case *array.Timestamp:
+		unit := a.DataType().(*arrow.TimestampType).Unit
+		t := a.Value(k).ToTime(unit).UTC()
+		return append(append(append(b, '"'), t.Format("2006-01-02 15:04:05.000")...), '"')
+	}
+	return appendJSONString(b, fmt.Sprint(c.GetOneForMarshal(k)))
+}
+
+func appendKeyFloat(b []byte, f float64, bits int) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(b, `"NaN"`...)
+	case math.IsInf(f, 1):
+		return append(b, `"Infinity"`...)
+	case math.IsInf(f, -1):
+		return append(b, `"-Infinity"`...)
+	}
+	return strconv.AppendFloat(b, f, 'g', -1, bits)
+}
+
+// appendJSONString appends s as a JSON string: quotes, backslashes and
+// control characters escaped, invalid UTF-8 replaced by U+FFFD.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b = append(b, '\\', byte(r))
+		case r < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[r>>4], hex[r&15])
+		default:
+			b = utf8.AppendRune(b, r)
+		}
+	}
+	return append(b, '"')
+}

@@ -1,0 +1,416 @@
+package hash
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/clink-dev/clink/kernels/column"
+)
+
+// KeyCol stores one group-key column of a Table, indexed by id, and
+// does that column's share of a lookup. A lookup calls prepare once per
+// batch, then works on entries k (row rows[k] of the batch column) with one
+// typed loop per method; only equal and store are called per entry, on the
+// cold re-probe path.
+type KeyCol interface {
+	prepare(arr arrow.Array, rows []int32, n int)
+	hashInto(hs []uint64)
+	grow(n int)
+	storeNew(ids, ks []int32)
+	verify(ids []int32, bad []int32) []int32
+	equal(id int32, k int) bool
+	store(id int32, k int)
+	release(ids []int32, live []bool)
+	Build(mem memory.Allocator, ids []int32) arrow.Array
+}
+
+// NewKeyCol returns the key column for dt, or an error naming the type.
+func NewKeyCol(dt arrow.DataType) (KeyCol, error) {
+	switch dt.ID() {
+	case arrow.INT8:
+		return htNewFixedKey[int8](dt, false), nil
+	case arrow.INT16:
+		return htNewFixedKey[int16](dt, false), nil
+	case arrow.INT32, arrow.DATE32:
+		return htNewFixedKey[int32](dt, false), nil
+	case arrow.INT64, arrow.TIMESTAMP:
+		return htNewFixedKey[int64](dt, false), nil
+	case arrow.FLOAT32:
+		return htNewFixedKey[float32](dt, true), nil
+	case arrow.FLOAT64:
+		return htNewFixedKey[float64](dt, true), nil
+	case arrow.BOOL:
+		return &htFixedKey{dt: dt, load: htLoadBool, out: htOutBool}, nil
+	case arrow.STRING:
+		return &htStrKey{dt: dt}, nil
+	}
+	return nil, fmt.Errorf("unsupported group key type %s", dt)
+}
+
+type htNum interface {
+	~int8 | ~int16 | ~int32 | ~int64 | ~float32 | ~float64
+}
+
+// htFixedKey holds a fixed-width key column as canonical uint64 bits:
+// integers sign-extended, floats as float64 bits with -0 folded into +0 and
+// every NaN into one (so NaN groups with NaN), booleans as 0/1.
+type htFixedKey struct {
+	dt   arrow.DataType
+	load func(dst []uint64, arr arrow.Array, rows []int32)
+	out  func(mem memory.Allocator, dt arrow.DataType, vals []uint64, valid []bool, ids []int32) arrow.Array
+
+	vals       []uint64
+	valid      []bool
+	nullGroups bool // some id ever held NULL: verify must look at valid
+
+	cur     []uint64
+	curNull []bool // nil: no NULL in the batch
+}
+
+func htNewFixedKey[T htNum](dt arrow.DataType, float bool) *htFixedKey {
+	c := &htFixedKey{dt: dt, out: htOutNum[T]}
+	if float {
+		c.load = htLoadFloat[T]
+	} else {
+		c.load = htLoadInt[T]
+	}
+	return c
+}
+
+const htCanonNaN = 0x7ff8000000000001
+
+func htFloatBits(f float64) uint64 {
+	if f != f {
+		return htCanonNaN
+	}
+	if f == 0 {
+		return 0
+	}
+	return math.Float64bits(f)
+}
+
+func htLoadInt[T htNum](dst []uint64, arr arrow.Array, rows []int32) {
+	vals := arrow.GetValues[T](arr.Data(), 1)
+	if rows == nil {
+		vals = vals[:len(dst)]
+		for k, v := range vals {
+			dst[k] = uint64(int64(v))
+		}
+		return
+	}
+	for k, r := range rows[:len(dst)] {
+		dst[k] = uint64(int64(vals[r]))
+	}
+}
+
+func htLoadFloat[T htNum](dst []uint64, arr arrow.Array, rows []int32) {
+	vals := arrow.GetValues[T](arr.Data(), 1)
+	if rows == nil {
+		vals = vals[:len(dst)]
+		for k, v := range vals {
+			dst[k] = htFloatBits(float64(v))
+		}
+		return
+	}
+	for k, r := range rows[:len(dst)] {
+		dst[k] = htFloatBits(float64(vals[r]))
+	}
+}
+
+func htLoadBool(dst []uint64, arr arrow.Array, rows []int32) {
+	vb := arr.Data().Buffers()[1]
+	if vb == nil {
+		clear(dst)
+		return
+	}
+	bm, off := vb.Bytes(), arr.Data().Offset()
+	for k := range dst {
+		i := off + k
+		if rows != nil {
+			i = off + int(rows[k])
+		}
+		dst[k] = uint64(bm[i>>3]>>(i&7)) & 1
+	}
+}
+
+func (c *htFixedKey) prepare(arr arrow.Array, rows []int32, n int) {
+	c.cur = column.Grow(c.cur, n)
+	c.load(c.cur, arr, rows)
+	c.curNull = column.Nulls(c.curNull[:0], arr, rows, n)
+	if c.curNull != nil {
+		for k, isNull := range c.curNull {
+			if isNull {
+				c.cur[k] = 0
+			}
+		}
+	}
+}
+
+func (c *htFixedKey) hashInto(hs []uint64) {
+	cur := c.cur[:len(hs)]
+	if c.curNull == nil {
+		for k, v := range cur {
+			hs[k] = (hs[k] ^ v) * htK1
+		}
+		return
+	}
+	nulls := c.curNull[:len(hs)]
+	for k, v := range cur {
+		if nulls[k] {
+			v = htNullHash
+		}
+		hs[k] = (hs[k] ^ v) * htK1
+	}
+}
+
+func (c *htFixedKey) grow(n int) {
+	if n > len(c.vals) {
+		c.vals = append(c.vals, make([]uint64, n-len(c.vals))...)
+		for len(c.valid) < n {
+			c.valid = append(c.valid, true)
+		}
+	}
+}
+
+func (c *htFixedKey) storeNew(ids, ks []int32) {
+	for j, id := range ids {
+		c.store(id, int(ks[j]))
+	}
+}
+
+func (c *htFixedKey) store(id int32, k int) {
+	c.vals[id] = c.cur[k]
+	ok := c.curNull == nil || !c.curNull[k]
+	c.valid[id] = ok
+	if !ok {
+		c.nullGroups = true
+	}
+}
+
+func (c *htFixedKey) verify(ids []int32, bad []int32) []int32 {
+	cur := c.cur[:len(ids)]
+	vals := c.vals
+	if c.curNull == nil && !c.nullGroups {
+		for k, id := range ids {
+			if vals[id] != cur[k] {
+				bad = append(bad, int32(k))
+			}
+		}
+		return bad
+	}
+	for k, id := range ids {
+		if !c.equal(id, k) {
+			bad = append(bad, int32(k))
+		}
+	}
+	return bad
+}
+
+func (c *htFixedKey) equal(id int32, k int) bool {
+	isNull := c.curNull != nil && c.curNull[k]
+	if isNull || !c.valid[id] {
+		return isNull == !c.valid[id]
+	}
+	return c.vals[id] == c.cur[k]
+}
+
+func (c *htFixedKey) release([]int32, []bool) {}
+
+func (c *htFixedKey) Build(mem memory.Allocator, ids []int32) arrow.Array {
+	return c.out(mem, c.dt, c.vals, c.valid, ids)
+}
+
+func htOutNum[T htNum](mem memory.Allocator, dt arrow.DataType, vals []uint64, valid []bool, ids []int32) arrow.Array {
+	var zero T
+	float := T(1)/T(2) != zero
+	o := column.NewFixed[T](mem, dt, len(ids))
+	for j, id := range ids {
+		if !valid[id] {
+			o.SetNull(j)
+			continue
+		}
+		if float {
+			o.Vals[j] = T(math.Float64frombits(vals[id]))
+		} else {
+			o.Vals[j] = T(int64(vals[id]))
+		}
+	}
+	return o.Finish()
+}
+
+func htOutBool(mem memory.Allocator, dt arrow.DataType, vals []uint64, valid []bool, ids []int32) arrow.Array {
+	o := column.NewBool(mem, len(ids))
+	for j, id := range ids {
+		if !valid[id] {
+			o.SetNull(j)
+		} else if vals[id] != 0 {
+			bitutil.SetBit(o.Bits, j)
+		}
+	}
+	return o.Finish()
+}
+
+// htStrKey holds a string key column in one append-only byte arena with an
+// offset and length per id. Bytes of removed ids become garbage; the arena
+// is compacted when garbage outweighs live bytes.
+type htStrKey struct {
+	dt         arrow.DataType
+	arena      []byte
+	off        []uint32
+	ln         []uint32
+	valid      []bool
+	nullGroups bool
+	garbage    int
+
+	curOffs []int32
+	curData []byte
+	rows    []int32
+	curNull []bool
+	n       int
+}
+
+func (c *htStrKey) prepare(arr arrow.Array, rows []int32, n int) {
+	a := arr.(*array.String)
+	c.curOffs = a.ValueOffsets()
+	c.curData = nil
+	if b := a.Data().Buffers()[2]; b != nil {
+		c.curData = b.Bytes()
+	}
+	c.rows, c.n = rows, n
+	c.curNull = column.Nulls(c.curNull[:0], arr, rows, n)
+}
+
+func (c *htStrKey) at(k int) []byte {
+	r := k
+	if c.rows != nil {
+		r = int(c.rows[k])
+	}
+	return c.curData[c.curOffs[r]:c.curOffs[r+1]]
+}
+
+func (c *htStrKey) hashInto(hs []uint64) {
+	offs, data := c.curOffs, c.curData
+	switch {
+	case c.curNull != nil:
+		for k := range hs {
+			v := uint64(htNullHash)
+			if !c.curNull[k] {
+				v = htHashBytes(c.at(k))
+			}
+			hs[k] = (hs[k] ^ v) * htK1
+		}
+	case c.rows == nil:
+		for k := range hs {
+			hs[k] = (hs[k] ^ htHashBytes(data[offs[k]:offs[k+1]])) * htK1
+		}
+	default:
+		for k, r := range c.rows[:len(hs)] {
+			hs[k] = (hs[k] ^ htHashBytes(data[offs[r]:offs[r+1]])) * htK1
+		}
+	}
+}
+
+func (c *htStrKey) grow(n int) {
+	for len(c.off) < n {
+		c.off = append(c.off, 0)
+		c.ln = append(c.ln, 0)
+		c.valid = append(c.valid, true)
+	}
+}
+
+func (c *htStrKey) storeNew(ids, ks []int32) {
+	for j, id := range ids {
+		c.store(id, int(ks[j]))
+	}
+}
+
+func (c *htStrKey) store(id int32, k int) {
+	if c.curNull != nil && c.curNull[k] {
+		c.off[id], c.ln[id], c.valid[id] = 0, 0, false
+		c.nullGroups = true
+		return
+	}
+	b := c.at(k)
+	c.off[id], c.ln[id], c.valid[id] = uint32(len(c.arena)), uint32(len(b)), true
+	c.arena = append(c.arena, b...)
+}
+
+func (c *htStrKey) key(id int32) []byte {
+	o := c.off[id]
+	return c.arena[o : o+c.ln[id]]
+}
+
+func (c *htStrKey) verify(ids []int32, bad []int32) []int32 {
+	if c.curNull == nil && !c.nullGroups {
+		offs, data, arena := c.curOffs, c.curData, c.arena
+		for k, id := range ids {
+			r := k
+			if c.rows != nil {
+				r = int(c.rows[k])
+			}
+			o := c.off[id]
+			if !bytes.Equal(arena[o:o+c.ln[id]], data[offs[r]:offs[r+1]]) {
+				bad = append(bad, int32(k))
+			}
+		}
+		return bad
+	}
+	for k, id := range ids {
+		if !c.equal(id, k) {
+			bad = append(bad, int32(k))
+		}
+	}
+	return bad
+}
+
+func (c *htStrKey) equal(id int32, k int) bool {
+	isNull := c.curNull != nil && c.curNull[k]
+	if isNull || !c.valid[id] {
+		return isNull == !c.valid[id]
+	}
+	return bytes.Equal(c.key(id), c.at(k))
+}
+
+func (c *htStrKey) release(ids []int32, live []bool) {
+	for _, id := range ids {
+		c.garbage += int(c.ln[id])
+		c.ln[id] = 0
+	}
+	if c.garbage < 1<<16 || c.garbage*2 < len(c.arena) {
+		return
+	}
+	arena := make([]byte, 0, len(c.arena)-c.garbage+len(c.arena)/4)
+	for id, ok := range live {
+		if ok && c.valid[id] {
+			o := c.off[id]
+			c.off[id] = uint32(len(arena))
+			arena = append(arena, c.arena[o:o+c.ln[id]]...)
+		}
+	}
+	c.arena, c.garbage = arena, 0
+}
+
+func (c *htStrKey) Build(mem memory.Allocator, ids []int32) arrow.Array {
+	b := array.NewStringBuilder(mem)
+	defer b.Release()
+	b.Reserve(len(ids))
+	total := 0
+	for _, id := range ids {
+		total += int(c.ln[id])
+	}
+	b.ReserveData(total)
+	for _, id := range ids {
+		if !c.valid[id] {
+			b.AppendNull()
+		} else {
+			b.BinaryBuilder.Append(c.key(id))
+		}
+	}
+	return b.NewArray()
+}

@@ -1,5 +1,0 @@
-//go:build !race
-
-package kernels
-
-const raceEnabled = false
