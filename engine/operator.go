@@ -13,6 +13,7 @@ type (
 	Output           = op.Output
 	Operator         = op.Operator
 	WatermarkHandler = op.WatermarkHandler
+	BarrierHandler   = op.BarrierHandler
 	Finisher         = op.Finisher
 	Closer           = op.Closer
 	StatsReporter    = op.StatsReporter

@@ -65,10 +65,16 @@ func (s *Stats) Total(key string) int64 {
 	return n
 }
 
+// stage is one operator of a chain: it counts what enters, hands the
+// operator rows, watermarks and barriers, and at a barrier writes the
+// operator's state (comp, nil for a stateless operator or without
+// checkpoints) before the operator sees it.
 type stage struct {
 	op    Operator
 	stats *OpStats
 	next  Output
+	ck    *checkpointer
+	comp  *component
 }
 
 func (s *stage) Emit(b *vector.Batch) error {
@@ -87,6 +93,21 @@ func (s *stage) EmitWatermark(wm int64) error {
 	return s.next.EmitWatermark(wm)
 }
 
+// EmitBarrier is the barrier's step through the operator: its state goes
+// into checkpoint id, then the operator forwards the barrier (or the stage
+// does).
+func (s *stage) EmitBarrier(id uint64) error {
+	if s.comp != nil {
+		if err := s.ck.snapshot(s.comp, id); err != nil {
+			return err
+		}
+	}
+	if h, ok := s.op.(BarrierHandler); ok {
+		return h.OnBarrier(id, s.next)
+	}
+	return s.next.EmitBarrier(id)
+}
+
 // counter counts what a stage hands to the next one.
 type counter struct {
 	stats *OpStats
@@ -99,6 +120,7 @@ func (c *counter) Emit(b *vector.Batch) error {
 }
 
 func (c *counter) EmitWatermark(wm int64) error { return c.next.EmitWatermark(wm) }
+func (c *counter) EmitBarrier(id uint64) error   { return c.next.EmitBarrier(id) }
 
 type sinkOutput struct {
 	sink  Sink
@@ -107,10 +129,12 @@ type sinkOutput struct {
 	comp  *component
 }
 
-// emitBarrier: a two-phase sink pre-commits, any other sink flushes (a
-// completed checkpoint then covers only rows the sink's system holds:
-// at-least-once), then the sink's state joins the checkpoint.
-func (s *sinkOutput) emitBarrier(id uint64) error {
+// EmitBarrier ends the barrier's route through a pipeline: a two-phase
+// sink pre-commits, any other sink flushes (a completed checkpoint then
+// covers only rows the sink's system holds: at-least-once), then the
+// sink's state joins the checkpoint; an exchange passes the barrier to
+// every downstream subtask.
+func (s *sinkOutput) EmitBarrier(id uint64) error {
 	_, exchange := s.sink.(exchangeOut)
 	if tp, ok := s.sink.(TwoPhaseSink); ok {
 		if err := tp.PreCommit(); err != nil {

@@ -351,11 +351,19 @@ func (r *runner) chain(n *Node, next Output) *nodeRun {
 		nr.stats = append(nr.stats, &OpStats{Name: name, Watermark: MinWatermark})
 	}
 	nr.outs = make([]Output, len(n.Ops))
+	var comps []*component
+	if r.ck != nil {
+		comps = r.ck.nodes[n].ops
+	}
 	head := next
 	for i := len(n.Ops) - 1; i >= 0; i-- {
 		s := nr.stats[i+1]
 		nr.outs[i] = &counter{stats: s, next: head}
-		head = &stage{op: n.Ops[i], stats: s, next: nr.outs[i]}
+		st := &stage{op: n.Ops[i], stats: s, next: nr.outs[i], ck: r.ck}
+		if i < len(comps) {
+			st.comp = comps[i]
+		}
+		head = st
 	}
 	nr.head0 = head
 	r.mu.Lock()
@@ -502,34 +510,8 @@ func (c *chanOutput) EmitWatermark(wm int64) error {
 	return c.r.send(c.ch, Message{Kind: KindWatermark, Watermark: wm})
 }
 
-func (c *chanOutput) emitBarrier(id uint64) error {
+func (c *chanOutput) EmitBarrier(id uint64) error {
 	return c.r.send(c.ch, Message{Kind: KindBarrier, Checkpoint: id})
-}
-
-// barrierOutput is a node's output that passes barriers on: a channel to
-// the parent node, or the sink.
-type barrierOutput interface {
-	emitBarrier(id uint64) error
-}
-
-// barrier snapshots a node's stateful components at checkpoint id (every
-// row before the barrier has gone through the whole chain), then passes
-// the barrier on.
-func (r *runner) barrier(n *Node, id uint64, next Output) error {
-	nc := r.ck.nodes[n]
-	if nc.head != nil {
-		if err := r.ck.snapshot(nc.head, id); err != nil {
-			return err
-		}
-	}
-	for _, c := range nc.ops {
-		if c != nil {
-			if err := r.ck.snapshot(c, id); err != nil {
-				return err
-			}
-		}
-	}
-	return next.(barrierOutput).emitBarrier(id)
 }
 
 // finishNode marks a node's operators finished after its input ended.
@@ -561,12 +543,12 @@ func (r *runner) runNode(n *Node, next Output) (bool, error) {
 		if r.ck != nil {
 			comp = r.ck.nodes[n].source
 		}
-		ended, err = r.consume(nr, r.sourceInput(n.Source, comp), head, nr.head0, next)
+		ended, err = r.consume(nr, r.sourceInput(n.Source, comp), head, nr.head0)
 	} else {
 		if len(n.Inputs) != 2 {
 			return false, fmt.Errorf("binary operator with %d inputs", len(n.Inputs))
 		}
-		ended, err = r.consumeTwo(nr, [2]<-chan Message{r.startNode(n.Inputs[0]), r.startNode(n.Inputs[1])}, head, nr.head0, next)
+		ended, err = r.consumeTwo(nr, [2]<-chan Message{r.startNode(n.Inputs[0]), r.startNode(n.Inputs[1])}, head, nr.head0)
 	}
 	if err != nil {
 		r.fail(err)
@@ -588,17 +570,15 @@ func (r *runner) runNode(n *Node, next Output) (bool, error) {
 }
 
 // consume drives a chain from one input channel (a source's).
-func (r *runner) consume(nr *nodeRun, in <-chan Message, st *OpStats, head, next Output) (bool, error) {
+func (r *runner) consume(nr *nodeRun, in <-chan Message, st *OpStats, head Output) (bool, error) {
 	d := &driver{in: []<-chan Message{in}, drain: true, fail: r.cancel, tick: r.ticker(nr)}
-	return d.run(&chainTask{r: r, n: nr.node, st: st, head: head, next: next})
+	return d.run(&chainTask{st: st, head: head})
 }
 
 // chainTask is a node's chain behind one input.
 type chainTask struct {
-	r          *runner
-	n          *Node
-	st         *OpStats
-	head, next Output
+	st   *OpStats
+	head Output
 }
 
 func (c *chainTask) data(_ int, b *vector.Batch) error {
@@ -611,14 +591,16 @@ func (c *chainTask) watermark(wm int64) error {
 	return c.head.EmitWatermark(wm)
 }
 
-func (c *chainTask) barrier(id uint64) error { return c.r.barrier(c.n, id, c.next) }
+// barrier enters the chain: the source wrote its state as it emitted the
+// barrier (startSource); each stage writes its operator's.
+func (c *chainTask) barrier(id uint64) error { return c.head.EmitBarrier(id) }
 
 // consumeTwo drives a binary operator from two input channels (see
 // driver: its watermark is the minimum of the inputs', barriers are
 // aligned).
-func (r *runner) consumeTwo(nr *nodeRun, in [2]<-chan Message, st *OpStats, head, next Output) (bool, error) {
+func (r *runner) consumeTwo(nr *nodeRun, in [2]<-chan Message, st *OpStats, head Output) (bool, error) {
 	d := &driver{in: in[:], drain: true, fail: r.cancel, tick: r.ticker(nr)}
-	return d.run(&binaryTask{r: r, n: nr.node, st: st, out: &counter{stats: st, next: head}, head: head, next: next})
+	return d.run(&binaryTask{r: r, n: nr.node, st: st, out: &counter{stats: st, next: head}, head: head})
 }
 
 // binaryTask is a binary operator (a join, a union) and the chain behind it.
@@ -627,7 +609,6 @@ type binaryTask struct {
 	n         *Node
 	st        *OpStats
 	out, head Output
-	next      Output
 }
 
 func (t *binaryTask) data(side int, b *vector.Batch) error {
@@ -643,7 +624,21 @@ func (t *binaryTask) watermark(wm int64) error {
 	return t.head.EmitWatermark(wm)
 }
 
-func (t *binaryTask) barrier(id uint64) error { return t.r.barrier(t.n, id, t.next) }
+// barrier: the aligned barrier reaches the binary operator, whose state
+// is written first; then it goes on through the chain behind it.
+func (t *binaryTask) barrier(id uint64) error {
+	if t.r.ck != nil {
+		if c := t.r.ck.nodes[t.n].head; c != nil {
+			if err := t.r.ck.snapshot(c, id); err != nil {
+				return err
+			}
+		}
+	}
+	if h, ok := t.n.Binary.(BarrierHandler); ok {
+		return h.OnBarrier(id, t.out)
+	}
+	return t.out.EmitBarrier(id)
+}
 
 // ticker publishes a node's live counters as messages pass (nil: none).
 func (r *runner) ticker(nr *nodeRun) func() {

@@ -7,11 +7,15 @@ import (
 	"github.com/clink-dev/clink/vector"
 )
 
-// Output receives what an operator produces. The batch passed to Emit is
-// owned by the callee afterwards.
+// Output receives what an operator produces, in band and in order: rows,
+// watermarks and checkpoint barriers. The batch passed to Emit is owned by
+// the callee afterwards.
 type Output interface {
 	Emit(b *vector.Batch) error
 	EmitWatermark(wm int64) error
+	// EmitBarrier passes checkpoint barrier id on: everything emitted
+	// before it belongs to the checkpoint, nothing after it.
+	EmitBarrier(id uint64) error
 }
 
 // Operator is the one interface every operator implements. Process owns b:
@@ -33,6 +37,16 @@ type BinaryOperator interface {
 // what it released.
 type WatermarkHandler interface {
 	OnWatermark(wm int64, out Output) error
+}
+
+// BarrierHandler is implemented by operators that act on a checkpoint
+// barrier. The runtime hands every operator the barrier in band, after
+// every row before it: it writes a Stateful operator's state
+// (SnapshotState) into checkpoint id, then calls OnBarrier, which emits
+// what belongs before the barrier and forwards it (out.EmitBarrier).
+// Without it the barrier is forwarded.
+type BarrierHandler interface {
+	OnBarrier(id uint64, out Output) error
 }
 
 // Finisher is implemented by operators that flush at end of input. It runs
