@@ -120,7 +120,7 @@ func (c *counter) Emit(b *vector.Batch) error {
 }
 
 func (c *counter) EmitWatermark(wm int64) error { return c.next.EmitWatermark(wm) }
-func (c *counter) EmitBarrier(id uint64) error   { return c.next.EmitBarrier(id) }
+func (c *counter) EmitBarrier(id uint64) error  { return c.next.EmitBarrier(id) }
 
 type sinkOutput struct {
 	sink  Sink
