@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"path/filepath"
 	"testing"
 
 	"github.com/clink-dev/clink/connectors"
@@ -74,5 +75,28 @@ func TestS3MultipartCopy(t *testing.T) {
 	}
 	if err := b.Move(ctx, "stage/y.parquet", "pub/y.parquet"); !errors.Is(err, errNotFound) {
 		t.Fatalf("moving a missing object: %v, want errNotFound", err)
+	}
+}
+
+// TestS3AsksRegion: without 's3.region' (and no region in the
+// environment or an AWS config file) the sink asks the endpoint for the
+// bucket's region; requests signed for another region would be refused.
+func TestS3AsksRegion(t *testing.T) {
+	s := ostest.MinIOIn(t, "eu-west-3")
+	dir := t.TempDir()
+	for k, v := range map[string]string{"AWS_REGION": "", "AWS_DEFAULT_REGION": "",
+		"AWS_CONFIG_FILE": filepath.Join(dir, "config"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(dir, "credentials")} {
+		t.Setenv(k, v)
+	}
+	tg := serverTarget(t, s)
+	delete(tg.opts, "s3.region")
+	tx := tg.txSink(t, 0, 1)
+	defer tx.Close()
+	write(t, tx, 0, 10)
+	if err := tx.PreCommit(); err != nil {
+		t.Fatal(err)
+	}
+	if staged := tg.staged(t); len(staged) != 1 {
+		t.Fatalf("staged %v, want one file", staged)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"google.golang.org/api/iterator"
 	"google.golang.org/api/option"
 )
@@ -32,20 +33,27 @@ type Client interface {
 	Put(ctx context.Context, bucket, key string, data []byte) error
 }
 
-// MinIO starts a MinIO server (S3).
+// MinIO starts a MinIO server (S3), its region us-east-1.
 func MinIO(t testing.TB) *Server {
+	t.Helper()
+	return MinIOIn(t, "us-east-1")
+}
+
+// MinIOIn starts a MinIO server whose region is region; Options name it
+// in 's3.region'.
+func MinIOIn(t testing.TB, region string) *Server {
 	t.Helper()
 	bin := find(t, filepath.Join("minio-"+MinIOVersion, "minio"), "minio")
 	port, console := freePort(t), freePort(t)
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	const user, password = "clinktest", "clinktest-secret"
 	cmd := exec.Command(bin, "server", "--quiet", "--address", addr, "--console-address", "127.0.0.1:"+strconv.Itoa(console), t.TempDir())
-	cmd.Env = append(os.Environ(), "MINIO_ROOT_USER="+user, "MINIO_ROOT_PASSWORD="+password, "MINIO_BROWSER=off", "MINIO_UPDATE=off")
+	cmd.Env = append(os.Environ(), "MINIO_ROOT_USER="+user, "MINIO_ROOT_PASSWORD="+password, "MINIO_BROWSER=off", "MINIO_UPDATE=off", "MINIO_REGION="+region)
 	start(t, "minio", cmd, "http://"+addr+"/minio/health/live", true)
-	c := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String("http://" + addr), UsePathStyle: true,
+	c := s3.New(s3.Options{Region: region, BaseEndpoint: aws.String("http://" + addr), UsePathStyle: true,
 		Credentials: credentials.NewStaticCredentialsProvider(user, password, "")})
-	s := &Server{Scheme: "s3", Client: s3Client{c}, Options: map[string]string{
-		"s3.endpoint": "http://" + addr, "s3.path_style": "true", "s3.region": "us-east-1",
+	s := &Server{Scheme: "s3", Client: s3Client{c, region}, Options: map[string]string{
+		"s3.endpoint": "http://" + addr, "s3.path_style": "true", "s3.region": region,
 		"s3.access_key": "env://CLINK_TEST_S3_ACCESS_KEY", "s3.secret_key": "env://CLINK_TEST_S3_SECRET_KEY",
 	}}
 	s.setEnv(t, "CLINK_TEST_S3_ACCESS_KEY", user)
@@ -53,10 +61,17 @@ func MinIO(t testing.TB) *Server {
 	return s
 }
 
-type s3Client struct{ c *s3.Client }
+type s3Client struct {
+	c      *s3.Client
+	region string
+}
 
 func (c s3Client) CreateBucket(ctx context.Context, bucket string) error {
-	_, err := c.c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &bucket})
+	in := &s3.CreateBucketInput{Bucket: &bucket}
+	if c.region != "us-east-1" {
+		in.CreateBucketConfiguration = &types.CreateBucketConfiguration{LocationConstraint: types.BucketLocationConstraint(c.region)}
+	}
+	_, err := c.c.CreateBucket(ctx, in)
 	return err
 }
 
