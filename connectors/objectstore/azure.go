@@ -2,22 +2,37 @@ package objectstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"os"
+	"sort"
 	"strings"
+	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
-	"gocloud.dev/blob"
-	"gocloud.dev/blob/azureblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/clink-dev/clink/connectors"
 )
 
-// newAzure opens an Azure Blob Storage container (azureblob over azblob);
-// azure:// paths name the container, the account comes from
-// 'azure.account'. With the account's shared key ('azure.secret_key',
-// AZURE_STORAGE_KEY) requests are signed with it; without, the endpoint
-// may carry a SAS in its query (or the container is public).
+// azureBucket is an Azure Blob Storage container (azblob); azure://
+// paths name the container, the account comes from 'azure.account'. It
+// is not reached through gocloud.dev/blob: azureblob (built on the same
+// azblob) streams an upload in 8 MiB blocks through buffers where
+// UploadFile reads the spooled file itself, and measured on Azurite a
+// 64 MiB upload took 2.5 to 3 times as long and 5.5 times the client's
+// CPU; it links azidentity besides, 2.5 MB more binary and 3 MB more
+// resident memory at start (docs/objectstore.md).
+type azureBucket struct {
+	c         *azblob.Client
+	container *container.Client
+	name      string
+}
+
 func newAzure(o connectors.Options, containerName string) (bucket, error) {
 	account := o["azure.account"]
 	if account == "" {
@@ -54,14 +69,98 @@ func newAzure(o connectors.Options, containerName string) (bucket, error) {
 		if err != nil {
 			return nil, &connectors.OptionError{Key: "azure.endpoint", Msg: fmt.Sprintf("option 'azure.endpoint': %v", err)}
 		}
-	} else if c, err = azblob.NewClientWithNoCredential(endpoint, nil); err != nil {
-		return nil, &connectors.OptionError{Key: "azure.endpoint", Msg: fmt.Sprintf("option 'azure.endpoint': %v", err)}
+	} else {
+		// A SAS in the endpoint's query, or a public container.
+		if c, err = azblob.NewClientWithNoCredential(endpoint, nil); err != nil {
+			return nil, &connectors.OptionError{Key: "azure.endpoint", Msg: fmt.Sprintf("option 'azure.endpoint': %v", err)}
+		}
 	}
-	// The container's client keeps the endpoint's query (a SAS) and
-	// authorizes a Copy Blob within the account with the same key.
-	b, err := azureblob.OpenBucket(context.Background(), c.ServiceClient().NewContainerClient(containerName), nil)
+	return &azureBucket{c: c, container: c.ServiceClient().NewContainerClient(containerName), name: containerName}, nil
+}
+
+func (b *azureBucket) String() string { return "azure://" + b.name }
+
+func (b *azureBucket) Close() error { return nil }
+
+func azureNotFound(err error) bool {
+	if bloberror.HasCode(err, bloberror.BlobNotFound, bloberror.CannotVerifyCopySource) {
+		var re *azcore.ResponseError
+		return !errors.As(err, &re) || re.StatusCode == http.StatusNotFound
+	}
+	return false
+}
+
+func (b *azureBucket) Create(_ context.Context, key string) (upload, error) {
+	return newSpool(func(ctx context.Context, f *os.File, size int64) error {
+		// Blocks, then one commit of the block list: the blob appears
+		// whole or not at all.
+		ct := parquetType
+		_, err := b.c.UploadFile(ctx, b.name, key, f, &azblob.UploadFileOptions{HTTPHeaders: &blob.HTTPHeaders{BlobContentType: &ct}})
+		return err
+	})
+}
+
+// copy copies src to dst in the same account (Copy Blob, authorized by
+// the account's key) and waits for the copy to finish.
+func (b *azureBucket) copy(ctx context.Context, src, dst string) error {
+	d := b.container.NewBlobClient(dst)
+	r, err := d.StartCopyFromURL(ctx, b.container.NewBlobClient(src).URL(), nil)
 	if err != nil {
-		return nil, fmt.Errorf("azure://%s: %w", containerName, err)
+		return err
 	}
-	return &blobBucket{name: "azure://" + containerName, open: func(context.Context) (*blob.Bucket, error) { return b, nil }}, nil
+	status := r.CopyStatus
+	for wait := 10 * time.Millisecond; status != nil && *status == blob.CopyStatusTypePending; wait = min(2*wait, time.Second) {
+		time.Sleep(wait)
+		p, err := d.GetProperties(ctx, nil)
+		if err != nil {
+			return err
+		}
+		status = p.CopyStatus
+	}
+	if status != nil && *status != blob.CopyStatusTypeSuccess {
+		return fmt.Errorf("copying %s to %s: copy %s", src, dst, *status)
+	}
+	return nil
+}
+
+func (b *azureBucket) Move(ctx context.Context, src, dst string) error {
+	return move(ctx, b, b.copy, azureNotFound, src, dst)
+}
+
+func (b *azureBucket) Delete(ctx context.Context, key string) error {
+	_, err := b.container.NewBlobClient(key).Delete(ctx, nil)
+	if err != nil && bloberror.HasCode(err, bloberror.BlobNotFound) {
+		return nil
+	}
+	return err
+}
+
+func (b *azureBucket) Exists(ctx context.Context, key string) (bool, error) {
+	_, err := b.container.NewBlobClient(key).GetProperties(ctx, nil)
+	if err != nil && bloberror.HasCode(err, bloberror.BlobNotFound) {
+		return false, nil
+	}
+	var re *azcore.ResponseError
+	if errors.As(err, &re) && re.StatusCode == http.StatusNotFound && re.ErrorCode == "" {
+		return false, nil // HEAD responses have no body to name the code
+	}
+	return err == nil, err
+}
+
+func (b *azureBucket) List(ctx context.Context, prefix string) ([]string, error) {
+	var out []string
+	pager := b.container.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: &prefix})
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range page.Segment.BlobItems {
+			if it.Name != nil {
+				out = append(out, *it.Name)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
 }

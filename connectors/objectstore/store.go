@@ -16,10 +16,13 @@ import (
 // parquetType is the content type of every object a sink writes.
 const parquetType = "application/vnd.apache.parquet"
 
-// blobBucket is a bucket in an object store through gocloud.dev/blob, the
-// one API for the three stores (drivers s3blob, gcsblob and azureblob,
-// over the stores' own SDKs; iceberg-go links the same). The store's file
-// (s3.go, gcs.go, azure.go) reads the options and builds the client.
+// blobBucket is a bucket in an object store through gocloud.dev/blob,
+// the API (and the S3 driver, s3blob over aws-sdk-go-v2) that iceberg-go
+// uses for its warehouses. S3 is reached this way; GCS (gcs.go) and Azure
+// (azure.go) are not, because their gocloud drivers measured worse (see
+// there and docs/objectstore.md), but another gocloud driver would plug
+// in here unchanged. The store's file reads the options and builds the
+// client.
 type blobBucket struct {
 	name string // s3://bucket, gs://bucket, azure://container
 	// open returns the bucket on first use: an S3 bucket without a
@@ -71,8 +74,8 @@ func (s *blobBucket) Close() error {
 func notFound(err error) bool { return gcerrors.Code(err) == gcerrors.NotFound }
 
 // Create spools the object and uploads it at Commit: one request, or a
-// multipart (S3), resumable (GCS) or block (Azure) upload that the store
-// makes visible only when it completes.
+// multipart upload (S3: parts of 8 MiB above 16 MiB) that the store makes
+// visible only when it completes.
 func (s *blobBucket) Create(_ context.Context, key string) (upload, error) {
 	return newSpool(func(ctx context.Context, f *os.File, _ int64) error {
 		b, err := s.bucket(ctx)
@@ -80,7 +83,7 @@ func (s *blobBucket) Create(_ context.Context, key string) (upload, error) {
 			return err
 		}
 		// Upload, unlike a Writer, hands the file itself to the driver
-		// (S3's transfer manager reads its parts concurrently).
+		// (S3's transfer manager sends its parts concurrently).
 		return b.Upload(ctx, key, f, &blob.WriterOptions{ContentType: parquetType})
 	})
 }
