@@ -93,8 +93,8 @@ func azureNotFound(err error) bool {
 
 func (b *azureBucket) Create(_ context.Context, key string) (upload, error) {
 	return newSpool(func(ctx context.Context, f *os.File, size int64) error {
-		// Blocks, then one commit of the block list: the blob appears
-		// whole or not at all.
+		// One Put Blob up to 256 MiB, else blocks and one commit of the
+		// block list: the blob appears whole or not at all.
 		ct := parquetType
 		_, err := b.c.UploadFile(ctx, b.name, key, f, &azblob.UploadFileOptions{HTTPHeaders: &blob.HTTPHeaders{BlobContentType: &ct}})
 		return err
