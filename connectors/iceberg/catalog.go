@@ -14,8 +14,8 @@ import (
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	_ "github.com/apache/iceberg-go/io/gocloud/s3" // s3:// warehouses
 	"github.com/apache/iceberg-go/table"
-	_ "github.com/uptrace/bun/driver/pgdriver" // database/sql driver "pg"
-	_ "modernc.org/sqlite"                     // database/sql driver "sqlite", pure Go
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx", the PostgreSQL connector's driver
+	_ "modernc.org/sqlite"             // database/sql driver "sqlite", pure Go
 )
 
 // openCatalog opens the table's catalog with the secrets read from the

@@ -131,7 +131,7 @@ func postgresLocal(t *testing.T) *target {
 	return &target{name: "postgres+local",
 		opts: map[string]string{"catalog_uri": pu.String(), "catalog_password": "env://CLINK_TEST_CATALOG_PASSWORD", "warehouse": wh},
 		read: func(t *testing.T) catalog.Catalog {
-			return readCatalog(t, "pg", u, sqlcat.Postgres, "file://"+wh, nil)
+			return readCatalog(t, "pgx", u, sqlcat.Postgres, "file://"+wh, nil)
 		}}
 }
 

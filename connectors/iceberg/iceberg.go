@@ -239,7 +239,7 @@ func sqlSource(uri string) (driver, dialect, dsn string, err error) {
 	path := ""
 	switch {
 	case strings.HasPrefix(uri, "postgres://"), strings.HasPrefix(uri, "postgresql://"):
-		return "pg", "postgres", uri, nil
+		return "pgx", "postgres", uri, nil
 	case strings.HasPrefix(uri, "sqlite:"):
 		path = strings.TrimPrefix(strings.TrimPrefix(uri, "sqlite:"), "//")
 	case strings.HasPrefix(uri, "file:"):

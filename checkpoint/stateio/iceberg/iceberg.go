@@ -25,8 +25,8 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	"github.com/apache/iceberg-go/table"
-	_ "github.com/uptrace/bun/driver/pgdriver" // database/sql driver "pg"
-	_ "modernc.org/sqlite"                     // database/sql driver "sqlite", pure Go
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
+	_ "modernc.org/sqlite"             // database/sql driver "sqlite", pure Go
 
 	"github.com/clink-dev/clink/checkpoint"
 	"github.com/clink-dev/clink/checkpoint/stateio"
@@ -172,9 +172,9 @@ func openCatalog(ctx context.Context, opts Options) (*sqlcat.Catalog, error) {
 		// Concurrent writers wait for each other instead of failing.
 		dsn = "file:" + (&url.URL{Path: dsn}).EscapedPath() + "?_pragma=busy_timeout(10000)"
 	case strings.HasPrefix(uri, "postgres://"), strings.HasPrefix(uri, "postgresql://"):
-		driver, dialect, dsn = "pg", sqlcat.Postgres, uri
+		driver, dialect, dsn = "pgx", sqlcat.Postgres, uri
 	default:
-		return nil, fmt.Errorf("export iceberg: catalog %q: give sqlite://PATH or postgres://USER@HOST/DB", uri)
+		return nil, fmt.Errorf("export iceberg: catalog %q: give sqlite://PATH or postgres://USER@HOST/DB", redacted(uri))
 	}
 	warehouse, err := filepath.Abs(filepath.Join(opts.Dir, "warehouse"))
 	if err != nil {
@@ -182,18 +182,18 @@ func openCatalog(ctx context.Context, opts Options) (*sqlcat.Catalog, error) {
 	}
 	db, err := sql.Open(driver, dsn)
 	if err != nil {
-		return nil, fmt.Errorf("export iceberg: catalog %s: %w", uri, err)
+		return nil, fmt.Errorf("export iceberg: catalog %s: %w", redacted(uri), err)
 	}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("export iceberg: catalog %s: %w", uri, err)
+		return nil, fmt.Errorf("export iceberg: catalog %s: %w", redacted(uri), err)
 	}
 	cat, err := sqlcat.NewCatalog(Namespace, db, dialect, ib.Properties{
 		"warehouse": (&url.URL{Scheme: "file", Path: warehouse}).String(),
 	})
 	if err != nil {
 		db.Close()
-		return nil, fmt.Errorf("export iceberg: catalog %s: %w", uri, err)
+		return nil, fmt.Errorf("export iceberg: catalog %s: %w", redacted(uri), err)
 	}
 	return cat, nil
 }
@@ -395,4 +395,13 @@ func release[T interface{ Release() }](xs []T) {
 	for _, x := range xs {
 		x.Release()
 	}
+}
+
+// redacted hides a password in a catalog URL: errors never name one.
+func redacted(uri string) string {
+	u, err := url.Parse(uri)
+	if err != nil || u.User == nil {
+		return uri
+	}
+	return u.Redacted()
 }

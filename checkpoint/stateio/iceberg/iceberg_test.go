@@ -19,6 +19,7 @@ import (
 
 	"github.com/clink-dev/clink/checkpoint"
 	"github.com/clink-dev/clink/checkpoint/stateio"
+	"github.com/clink-dev/clink/connectors/postgres/pgtest"
 )
 
 var (
@@ -203,14 +204,16 @@ func scan(t *testing.T, s *table.Scan) string {
 	return strings.Join(rows, "|")
 }
 
-// TestPostgresCatalog runs against a PostgreSQL server when
-// CLINK_ICEBERG_POSTGRES names a database URL, e.g.
-// postgres://clink:clink@127.0.0.1:5432/icecat?sslmode=disable. It drops
-// the table clink.window_agg there first and last.
+// TestPostgresCatalog runs against the PostgreSQL server that
+// CLINK_ICEBERG_POSTGRES names (a database URL, e.g.
+// postgres://clink:clink@127.0.0.1:5432/icecat?sslmode=disable), else
+// against one pgtest starts (skipped without the binaries unless
+// CLINK_REQUIRE_POSTGRES=1). It drops the table clink.window_agg there
+// first and last.
 func TestPostgresCatalog(t *testing.T) {
 	uri := os.Getenv("CLINK_ICEBERG_POSTGRES")
 	if uri == "" {
-		t.Skip("CLINK_ICEBERG_POSTGRES is not set")
+		uri = pgtest.Start(t).CreateDatabase(t, "icecat")
 	}
 	ctx := context.Background()
 	dir, out := t.TempDir(), t.TempDir()

@@ -16,8 +16,10 @@ import (
 	"cloud.google.com/go/storage"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
-	"github.com/minio/minio-go/v7"
-	"github.com/minio/minio-go/v7/pkg/credentials"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"google.golang.org/api/iterator"
 	"google.golang.org/api/option"
 )
@@ -31,22 +33,27 @@ type Client interface {
 	Put(ctx context.Context, bucket, key string, data []byte) error
 }
 
-// MinIO starts a MinIO server (S3).
+// MinIO starts a MinIO server (S3), its region us-east-1.
 func MinIO(t testing.TB) *Server {
+	t.Helper()
+	return MinIOIn(t, "us-east-1")
+}
+
+// MinIOIn starts a MinIO server whose region is region; Options name it
+// in 's3.region'.
+func MinIOIn(t testing.TB, region string) *Server {
 	t.Helper()
 	bin := find(t, filepath.Join("minio-"+MinIOVersion, "minio"), "minio")
 	port, console := freePort(t), freePort(t)
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	const user, password = "clinktest", "clinktest-secret"
 	cmd := exec.Command(bin, "server", "--quiet", "--address", addr, "--console-address", "127.0.0.1:"+strconv.Itoa(console), t.TempDir())
-	cmd.Env = append(os.Environ(), "MINIO_ROOT_USER="+user, "MINIO_ROOT_PASSWORD="+password, "MINIO_BROWSER=off", "MINIO_UPDATE=off")
+	cmd.Env = append(os.Environ(), "MINIO_ROOT_USER="+user, "MINIO_ROOT_PASSWORD="+password, "MINIO_BROWSER=off", "MINIO_UPDATE=off", "MINIO_REGION="+region)
 	start(t, "minio", cmd, "http://"+addr+"/minio/health/live", true)
-	c, err := minio.New(addr, &minio.Options{Creds: credentials.NewStaticV4(user, password, ""), BucketLookup: minio.BucketLookupPath})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &Server{Scheme: "s3", Client: s3Client{c}, Options: map[string]string{
-		"s3.endpoint": "http://" + addr, "s3.path_style": "true", "s3.region": "us-east-1",
+	c := s3.New(s3.Options{Region: region, BaseEndpoint: aws.String("http://" + addr), UsePathStyle: true,
+		Credentials: credentials.NewStaticCredentialsProvider(user, password, "")})
+	s := &Server{Scheme: "s3", Client: s3Client{c, region}, Options: map[string]string{
+		"s3.endpoint": "http://" + addr, "s3.path_style": "true", "s3.region": region,
 		"s3.access_key": "env://CLINK_TEST_S3_ACCESS_KEY", "s3.secret_key": "env://CLINK_TEST_S3_SECRET_KEY",
 	}}
 	s.setEnv(t, "CLINK_TEST_S3_ACCESS_KEY", user)
@@ -54,35 +61,47 @@ func MinIO(t testing.TB) *Server {
 	return s
 }
 
-type s3Client struct{ c *minio.Client }
+type s3Client struct {
+	c      *s3.Client
+	region string
+}
 
 func (c s3Client) CreateBucket(ctx context.Context, bucket string) error {
-	return c.c.MakeBucket(ctx, bucket, minio.MakeBucketOptions{Region: "us-east-1"})
+	in := &s3.CreateBucketInput{Bucket: &bucket}
+	if c.region != "us-east-1" {
+		in.CreateBucketConfiguration = &types.CreateBucketConfiguration{LocationConstraint: types.BucketLocationConstraint(c.region)}
+	}
+	_, err := c.c.CreateBucket(ctx, in)
+	return err
 }
 
 func (c s3Client) List(ctx context.Context, bucket, prefix string) ([]string, error) {
 	var out []string
-	for o := range c.c.ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
-		if o.Err != nil {
-			return nil, o.Err
+	p := s3.NewListObjectsV2Paginator(c.c, &s3.ListObjectsV2Input{Bucket: &bucket, Prefix: &prefix})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, o.Key)
+		for _, o := range page.Contents {
+			out = append(out, *o.Key)
+		}
 	}
 	sort.Strings(out)
 	return out, nil
 }
 
 func (c s3Client) Get(ctx context.Context, bucket, key string) ([]byte, error) {
-	o, err := c.c.GetObject(ctx, bucket, key, minio.GetObjectOptions{})
+	o, err := c.c.GetObject(ctx, &s3.GetObjectInput{Bucket: &bucket, Key: &key})
 	if err != nil {
 		return nil, err
 	}
-	defer o.Close()
-	return io.ReadAll(o)
+	defer o.Body.Close()
+	return io.ReadAll(o.Body)
 }
 
 func (c s3Client) Put(ctx context.Context, bucket, key string, data []byte) error {
-	_, err := c.c.PutObject(ctx, bucket, key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{})
+	_, err := c.c.PutObject(ctx, &s3.PutObjectInput{Bucket: &bucket, Key: &key, Body: bytes.NewReader(data)})
 	return err
 }
 
