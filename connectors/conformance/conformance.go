@@ -310,10 +310,11 @@ func (j *job) runKilledRandomly(t *testing.T, par int) {
 	t.Logf("killed %s after its first checkpoint", delay)
 }
 
-// runUntil runs the job until done reports true, then kills it; a
-// bounded job may end first.
+// runUntil runs the job until it completed a checkpoint of its own and
+// done reports true, then kills it; a bounded job may end first.
 func (j *job) runUntil(t *testing.T, par int, done func() bool) {
 	t.Helper()
+	before := manifests(j.ckdir)
 	p := j.start(t, par)
 	defer func() { j.last = p.stderr.String() }()
 	deadline := time.Now().Add(runTimeout)
@@ -326,7 +327,7 @@ func (j *job) runUntil(t *testing.T, par int, done func() bool) {
 			return
 		case <-time.After(250 * time.Millisecond):
 		}
-		if done() || time.Now().After(deadline) {
+		if time.Now().After(deadline) || manifests(j.ckdir) > before && done() {
 			p.cmd.Process.Kill()
 			<-p.exited
 			return
