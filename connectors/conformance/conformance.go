@@ -283,10 +283,10 @@ func (j *job) runKilledAt(t *testing.T, par int, point txn.Point, bounded bool) 
 // moment up to half a second after its first new checkpoint completes.
 func (j *job) runKilledRandomly(t *testing.T, par int) {
 	t.Helper()
-	before := manifests(j.ckdir)
+	before := newest(j.ckdir)
 	p := j.start(t, par)
 	deadline := time.Now().Add(runTimeout)
-	for manifests(j.ckdir) == before {
+	for newest(j.ckdir) == before {
 		select {
 		case err := <-p.exited:
 			t.Fatalf("clink run exited on its own: %v\n%s", err, p.stderr.String())
@@ -314,7 +314,7 @@ func (j *job) runKilledRandomly(t *testing.T, par int) {
 // done reports true, then kills it; a bounded job may end first.
 func (j *job) runUntil(t *testing.T, par int, done func() bool) {
 	t.Helper()
-	before := manifests(j.ckdir)
+	before := newest(j.ckdir)
 	p := j.start(t, par)
 	defer func() { j.last = p.stderr.String() }()
 	deadline := time.Now().Add(runTimeout)
@@ -327,7 +327,7 @@ func (j *job) runUntil(t *testing.T, par int, done func() bool) {
 			return
 		case <-time.After(250 * time.Millisecond):
 		}
-		if time.Now().After(deadline) || manifests(j.ckdir) > before && done() {
+		if time.Now().After(deadline) || newest(j.ckdir) > before && done() {
 			p.cmd.Process.Kill()
 			<-p.exited
 			return
@@ -357,10 +357,17 @@ func killedBySIGKILL(cmd *exec.Cmd) bool {
 	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
 }
 
-// manifests counts the complete checkpoints in dir.
-func manifests(dir string) int {
-	n, _ := filepath.Glob(filepath.Join(dir, "chk-*", "_metadata.json"))
-	return len(n)
+// newest is the id of the newest complete checkpoint in dir (0: none).
+func newest(dir string) uint64 {
+	ms, _ := filepath.Glob(filepath.Join(dir, "chk-*", "_metadata.json"))
+	var id uint64
+	for _, m := range ms {
+		n, err := strconv.ParseUint(strings.TrimPrefix(filepath.Base(filepath.Dir(m)), "chk-"), 10, 64)
+		if err == nil {
+			id = max(id, n)
+		}
+	}
+	return id
 }
 
 // Source is a source's adapter.
