@@ -47,7 +47,7 @@ type TxSink struct {
 	subtask int
 	plain   *Sink // without checkpoints
 	run     string
-	l       *txn.Ledger[*fileTxn]
+	*txn.Ledger[*fileTxn]
 
 	buf []byte
 	cur *os.File
@@ -81,14 +81,13 @@ var (
 	_ engine.TwoPhaseSink  = (*TxSink)(nil)
 	_ txn.System[*fileTxn] = (*txSystem)(nil)
 	_ txn.Extra            = (*txSystem)(nil)
-	_ txn.Codec[*fileTxn]  = txCodec{}
 )
 
 func newTxSink(name string, subtask, par int) *TxSink {
 	var rnd [4]byte
 	rand.Read(rnd[:])
 	s := &TxSink{name: name, subtask: subtask, run: hex.EncodeToString(rnd[:])}
-	s.l = txn.New("file sink "+name, (*txSystem)(s), txCodec{}, subtask, par)
+	s.Ledger = txn.New("file sink "+name, (*txSystem)(s), txCodec, subtask, par)
 	return s
 }
 
@@ -113,12 +112,6 @@ func removeStaging(name string, keep map[string]bool) error {
 	return nil
 }
 
-// StartTransactions switches to two-phase commit (checkpoints are on).
-func (s *TxSink) StartTransactions() error {
-	s.l.Start()
-	return nil
-}
-
 // openPlain sets the part file up on first use without checkpoints:
 // truncated.
 func (s *TxSink) openPlain() error {
@@ -136,14 +129,14 @@ func (s *TxSink) openPlain() error {
 // Write appends the batch's rows to the part file, or with checkpoints to
 // the open transaction's staging file.
 func (s *TxSink) Write(b *vector.Batch) error {
-	if !s.l.Active() {
+	if !s.Active() {
 		if err := s.openPlain(); err != nil {
 			b.Release()
 			return err
 		}
 		return s.plain.Write(b)
 	}
-	if err := s.l.Ready(); err != nil {
+	if err := s.Ready(); err != nil {
 		b.Release()
 		return err
 	}
@@ -164,25 +157,9 @@ func (s *TxSink) Write(b *vector.Batch) error {
 	return nil
 }
 
-// PreCommit stages the open transaction (see txSystem.PreCommit).
-func (s *TxSink) PreCommit() error { return s.l.PreCommit() }
-
-// SnapshotState records the staged transactions and the committed length.
-func (s *TxSink) SnapshotState(snap *engine.Snapshot) error { return s.l.SnapshotState(snap) }
-
-// Commit publishes the transactions of checkpoints up to id, in order.
-func (s *TxSink) Commit(id uint64) error { return s.l.Commit(id) }
-
-// RestoreState finishes what the restored checkpoint pre-committed and
-// rolls the part file back to it (see TxSink).
-func (s *TxSink) RestoreState(r *engine.Restore) error { return s.l.RestoreState(r) }
-
-// Abort discards the open transaction.
-func (s *TxSink) Abort() error { return s.l.Abort() }
-
 // Flush (without checkpoints) makes everything written durable.
 func (s *TxSink) Flush() error {
-	if s.l.Active() {
+	if s.Active() {
 		return nil
 	}
 	if err := s.openPlain(); err != nil {
@@ -473,29 +450,10 @@ func (x *txSystem) ReadState(p *checkpoint.Part, slot string, rec arrow.RecordBa
 }
 
 // txCodec is a staged transaction's row: the staging file, the offset it
-// starts at and its size.
-type txCodec struct{}
-
-func (txCodec) Fields() []arrow.Field {
-	return []arrow.Field{
-		{Name: "file", Type: arrow.BinaryTypes.String},
-		{Name: "base", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "size", Type: arrow.PrimitiveTypes.Int64},
-	}
-}
-
-func (txCodec) Append(b *checkpoint.RowBuilder, t *fileTxn) {
-	b.Value("file").(*array.StringBuilder).Append(t.file)
-	b.Value("base").(*array.Int64Builder).Append(t.base)
-	b.Value("size").(*array.Int64Builder).Append(t.size)
-}
-
-func (txCodec) Read(p *checkpoint.Part, rec arrow.RecordBatch, i int) (*fileTxn, int, error) {
-	file, _ := checkpoint.Column(rec, "file").(*array.String)
-	base, _ := checkpoint.Column(rec, "base").(*array.Int64)
-	size, _ := checkpoint.Column(rec, "size").(*array.Int64)
-	if file == nil || base == nil || size == nil || file.Value(i) == "" || strings.ContainsAny(file.Value(i), `/\`) {
-		return nil, 0, fmt.Errorf("bad pending row %d", i)
-	}
-	return &fileTxn{file: file.Value(i), base: base.Value(i), size: size.Value(i), subtask: p.Subtask}, p.Subtask, nil
-}
+// starts at and its size; it is the part's subtask's.
+var txCodec = txn.Rows[fileTxn]{Columns: []txn.Column[fileTxn]{
+	txn.String("file", func(t *fileTxn) *string { return &t.file }),
+	txn.Int64("base", func(t *fileTxn) *int64 { return &t.base }),
+	txn.Int64("size", func(t *fileTxn) *int64 { return &t.size }),
+}, Valid: func(t *fileTxn) bool { return t.file != "" && !strings.ContainsAny(t.file, `/\`) },
+	Owner: func(t *fileTxn, p int) int { t.subtask = p; return p }}

@@ -37,19 +37,17 @@ import (
 type TxSink struct{ *writer }
 
 var (
-	_ engine.TwoPhaseSink  = TxSink{}
-	_ engine.StatsReporter = TxSink{}
-	_ txn.System[dataFile] = (*txSystem)(nil)
-	_ txn.Extra            = (*txSystem)(nil)
-	_ txn.Codec[dataFile]  = txCodec{}
+	_ engine.TwoPhaseSink   = TxSink{}
+	_ engine.StatsReporter  = TxSink{}
+	_ txn.System[*dataFile] = (*txSystem)(nil)
+	_ txn.Extra             = (*txSystem)(nil)
 )
 
 // StartTransactions switches to two-phase commit.
 func (s TxSink) StartTransactions() error {
 	s.tx = true
-	s.l = txn.New(fmt.Sprintf("iceberg sink '%s' (table %s)", s.cfg.clinkTable, s.cfg), (*txSystem)(s.writer), txCodec{}, s.subtask, s.parallelism)
-	s.l.Start()
-	return nil
+	s.l = txn.New(fmt.Sprintf("iceberg sink '%s' (table %s)", s.cfg.clinkTable, s.cfg), (*txSystem)(s.writer), txCodec, s.subtask, s.parallelism)
+	return s.l.StartTransactions()
 }
 
 // Write writes the batch into the open file; without checkpoints it also
@@ -123,7 +121,7 @@ type txSystem writer
 
 // PreCommit closes the open file and returns the files closed since the
 // last call.
-func (x *txSystem) PreCommit() ([]dataFile, error) {
+func (x *txSystem) PreCommit() ([]*dataFile, error) {
 	w := (*writer)(x)
 	if err := w.start(); err != nil {
 		return nil, err
@@ -132,22 +130,28 @@ func (x *txSystem) PreCommit() ([]dataFile, error) {
 		return nil, err
 	}
 	w.mu.Lock()
-	files := w.staged
+	defer w.mu.Unlock()
+	files := make([]*dataFile, len(w.staged))
+	for i := range w.staged {
+		files[i] = &w.staged[i]
+	}
 	w.staged = nil
-	w.mu.Unlock()
 	return files, nil
 }
 
 // Commit commits a checkpoint's files, one snapshot per subtask (a
 // restore commits those of removed subtasks too).
-func (x *txSystem) Commit(id uint64, files []dataFile) error {
+func (x *txSystem) Commit(id uint64, txns []*dataFile) error {
 	w := (*writer)(x)
 	if err := w.open(); err != nil {
 		return err
 	}
 	w.commitMu.Lock()
 	defer w.commitMu.Unlock()
-	files = append([]dataFile(nil), files...)
+	files := make([]dataFile, len(txns))
+	for i, f := range txns {
+		files[i] = *f
+	}
 	sort.SliceStable(files, func(i, j int) bool {
 		a, b := files[i], files[j]
 		if a.subtask != b.subtask {
@@ -174,7 +178,7 @@ func (x *txSystem) Abort() error { return (*writer)(x).abort() }
 // Recover deletes the sink's data files of this subtask's share that
 // nothing accounts for (the listed ones are committed now) and starts a
 // new generation.
-func (x *txSystem) Recover(r *txn.Recovery[dataFile]) error {
+func (x *txSystem) Recover(r *txn.Recovery[*dataFile]) error {
 	w := (*writer)(x)
 	if r.Checkpoint == 0 {
 		return w.start()
@@ -276,42 +280,15 @@ func (x *txSystem) ReadState(p *checkpoint.Part, slot string, rec arrow.RecordBa
 	return nil
 }
 
-// txCodec is a pending file's row: its subtask, generation, sequence
-// number, path, rows and size.
-type txCodec struct{}
-
-func (txCodec) Fields() []arrow.Field {
-	return []arrow.Field{
-		{Name: "subtask", Type: arrow.PrimitiveTypes.Int32},
-		{Name: "gen", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "seq", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "path", Type: arrow.BinaryTypes.String},
-		{Name: "rows", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "size", Type: arrow.PrimitiveTypes.Int64},
-	}
-}
-
-func (txCodec) Append(b *checkpoint.RowBuilder, f dataFile) {
-	b.Value("subtask").(*array.Int32Builder).Append(int32(f.subtask))
-	b.Value("gen").(*array.Int64Builder).Append(f.gen)
-	b.Value("seq").(*array.Int64Builder).Append(f.seq)
-	b.Value("path").(*array.StringBuilder).Append(f.path)
-	b.Value("rows").(*array.Int64Builder).Append(f.rows)
-	b.Value("size").(*array.Int64Builder).Append(f.size)
-}
-
-// Read reads a pending row; it is the subtask's that wrote the file (a
-// part may list a removed subtask's).
-func (txCodec) Read(_ *checkpoint.Part, rec arrow.RecordBatch, i int) (dataFile, int, error) {
-	k, _ := checkpoint.Column(rec, "subtask").(*array.Int32)
-	gen, _ := checkpoint.Column(rec, "gen").(*array.Int64)
-	seq, _ := checkpoint.Column(rec, "seq").(*array.Int64)
-	p, _ := checkpoint.Column(rec, "path").(*array.String)
-	rows, _ := checkpoint.Column(rec, "rows").(*array.Int64)
-	size, _ := checkpoint.Column(rec, "size").(*array.Int64)
-	if k == nil || gen == nil || seq == nil || p == nil || rows == nil || size == nil || p.Value(i) == "" {
-		return dataFile{}, 0, fmt.Errorf("bad pending row %d", i)
-	}
-	f := dataFile{subtask: int(k.Value(i)), gen: gen.Value(i), seq: seq.Value(i), path: p.Value(i), rows: rows.Value(i), size: size.Value(i)}
-	return f, f.subtask, nil
-}
+// txCodec is a pending file's row: its subtask (whose it is: a part
+// may list a removed subtask's), generation, sequence number, path, rows
+// and size.
+var txCodec = txn.Rows[dataFile]{Columns: []txn.Column[dataFile]{
+	txn.Int32("subtask", func(f *dataFile) *int { return &f.subtask }),
+	txn.Int64("gen", func(f *dataFile) *int64 { return &f.gen }),
+	txn.Int64("seq", func(f *dataFile) *int64 { return &f.seq }),
+	txn.String("path", func(f *dataFile) *string { return &f.path }),
+	txn.Int64("rows", func(f *dataFile) *int64 { return &f.rows }),
+	txn.Int64("size", func(f *dataFile) *int64 { return &f.size }),
+}, Valid: func(f *dataFile) bool { return f.path != "" },
+	Owner: func(f *dataFile, _ int) int { return f.subtask }}

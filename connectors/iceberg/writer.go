@@ -60,9 +60,9 @@ type writer struct {
 	// checkpoints), or not yet handed to the ledger by a pre-commit.
 	staged     []dataFile
 	lastCommit time.Time
-	runs       []runState            // other subtasks' runs this one adopted (restore)
-	restored   map[int]runState      // the restored checkpoint's runs (ReadState)
-	l          *txn.Ledger[dataFile] // with transactions (TxSink)
+	runs       []runState             // other subtasks' runs this one adopted (restore)
+	restored   map[int]runState       // the restored checkpoint's runs (ReadState)
+	l          *txn.Ledger[*dataFile] // with transactions (TxSink)
 	// commitMu makes commits one at a time and keeps Close from closing
 	// the catalog under one.
 	commitMu sync.Mutex

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -59,7 +58,7 @@ type TxSink struct {
 	timeout time.Duration // transaction_timeout_ms
 	warn    io.Writer
 
-	l     *txn.Ledger[*kafkaTxn]
+	*txn.Ledger[*kafkaTxn]
 	seq   int64 // the next transaction's sequence number
 	cur   *kafkaTxn
 	lines []lineage // the restored checkpoint's (ReadState)
@@ -90,7 +89,6 @@ var (
 	_ engine.StatsReporter  = (*TxSink)(nil)
 	_ txn.System[*kafkaTxn] = (*txSystem)(nil)
 	_ txn.Extra             = (*txSystem)(nil)
-	_ txn.Codec[*kafkaTxn]  = txCodec{}
 )
 
 func newTxSink(t *connectors.Table) (*TxSink, error) {
@@ -120,7 +118,7 @@ func newTxSink(t *connectors.Table) (*TxSink, error) {
 		s.admin.Close()
 		return nil, err
 	}
-	s.l = txn.New(fmt.Sprintf("kafka sink '%s'", s.name), (*txSystem)(s), txCodec{}, s.subtask, t.Runtime.Parallelism)
+	s.Ledger = txn.New(fmt.Sprintf("kafka sink '%s'", s.name), (*txSystem)(s), txCodec, s.subtask, t.Runtime.Parallelism)
 	return s, nil
 }
 
@@ -161,17 +159,11 @@ func (s *TxSink) firstErr() error {
 	return s.err
 }
 
-// StartTransactions switches to two-phase commit (checkpoints are on).
-func (s *TxSink) StartTransactions() error {
-	s.l.Start()
-	return nil
-}
-
 // Write produces the batch's live rows into the open transaction, opening
 // one (a new client and transactional id) after each PreCommit.
 func (s *TxSink) Write(b *vector.Batch) error {
 	defer b.Release()
-	if !s.l.Active() {
+	if !s.Active() {
 		return s.needCheckpoints()
 	}
 	if err := s.firstErr(); err != nil {
@@ -195,7 +187,7 @@ func (s *TxSink) Write(b *vector.Batch) error {
 
 // begin opens the next transaction.
 func (s *TxSink) begin() error {
-	if err := s.l.Ready(); err != nil {
+	if err := s.Ready(); err != nil {
 		return err
 	}
 	id := txnID(s.prefix, s.subtask, s.seq)
@@ -220,31 +212,22 @@ func (s *TxSink) begin() error {
 
 // PreCommit stages the open transaction (see txSystem.PreCommit).
 func (s *TxSink) PreCommit() error {
-	if !s.l.Active() {
+	if !s.Active() {
 		return s.needCheckpoints()
 	}
-	return s.l.PreCommit()
+	return s.Ledger.PreCommit()
 }
-
-// SnapshotState records the staged transactions under the checkpoint.
-func (s *TxSink) SnapshotState(snap *engine.Snapshot) error { return s.l.SnapshotState(snap) }
-
-// Commit commits the transactions of checkpoints up to id, in order.
-func (s *TxSink) Commit(id uint64) error { return s.l.Commit(id) }
 
 // RestoreState commits the transactions the checkpoint lists and aborts
 // the ones the failed run opened after it (see TxSink).
 func (s *TxSink) RestoreState(r *engine.Restore) error {
 	s.restoring = r.ID
-	return s.l.RestoreState(r)
+	return s.Ledger.RestoreState(r)
 }
-
-// Abort aborts the open transaction; staged ones stay for recovery.
-func (s *TxSink) Abort() error { return s.l.Abort() }
 
 // Flush is for runs without checkpoints, which this sink refuses.
 func (s *TxSink) Flush() error {
-	if !s.l.Active() {
+	if !s.Active() {
 		return s.needCheckpoints()
 	}
 	return nil
@@ -258,7 +241,7 @@ func (s *TxSink) Close() error {
 		s.cur.cl.Close()
 		s.cur = nil
 	}
-	for _, t := range s.l.Drain() {
+	for _, t := range s.Drain() {
 		if t.cl != nil {
 			t.cl.Close()
 		}
@@ -424,67 +407,43 @@ type lineage struct {
 }
 
 // Slots: besides the staged transactions, where each subtask's next
-// transaction id starts.
-func (x *txSystem) Slots() []checkpoint.Slot {
-	return []checkpoint.Slot{{Name: "next", Raw: true, Values: []arrow.Field{
-		{Name: "subtask", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "transactional_id_prefix", Type: arrow.BinaryTypes.String},
-		{Name: "next_seq", Type: arrow.PrimitiveTypes.Int64},
-	}}}
-}
+// transaction id starts (its prefix and seq).
+func (x *txSystem) Slots() []checkpoint.Slot { return []checkpoint.Slot{lineageRows.Slot("next")} }
 
 func (x *txSystem) AppendState(b *checkpoint.RowBuilder) {
-	s := (*TxSink)(x)
-	next := s.seq
-	if s.cur != nil { // not pre-committed: a restore must abort it
-		next = s.cur.seq
+	l := lineage{subtask: x.subtask, prefix: x.prefix, next: x.seq}
+	if x.cur != nil { // not pre-committed: a restore must roll it back
+		l.next = x.cur.seq
 	}
 	b.Raw("next")
-	b.Value("subtask").(*array.Int64Builder).Append(int64(s.subtask))
-	b.Value("transactional_id_prefix").(*array.StringBuilder).Append(s.prefix)
-	b.Value("next_seq").(*array.Int64Builder).Append(next)
+	lineageRows.Append(b, &l)
 }
 
 func (x *txSystem) ReadState(p *checkpoint.Part, slot string, rec arrow.RecordBatch, i int) error {
 	if slot != "next" {
 		return nil
 	}
-	sub, _ := checkpoint.Column(rec, "subtask").(*array.Int64)
-	prefix, _ := checkpoint.Column(rec, "transactional_id_prefix").(*array.String)
-	next, _ := checkpoint.Column(rec, "next_seq").(*array.Int64)
-	if sub == nil || prefix == nil || next == nil {
-		return fmt.Errorf("%s: bad next row %d", p.Path, i)
+	l, _, err := lineageRows.Read(p, rec, i)
+	if err != nil {
+		return fmt.Errorf("%s: next row: %w", p.Path, err)
 	}
-	x.lines = append(x.lines, lineage{subtask: int(sub.Value(i)), prefix: prefix.Value(i), next: next.Value(i)})
+	x.lines = append(x.lines, *l)
 	return nil
 }
 
+// lineageRows are the rows of slot next.
+var lineageRows = txn.Rows[lineage]{Columns: []txn.Column[lineage]{
+	txn.Int("subtask", func(l *lineage) *int { return &l.subtask }),
+	txn.String("transactional_id_prefix", func(l *lineage) *string { return &l.prefix }),
+	txn.Int64("next_seq", func(l *lineage) *int64 { return &l.next }),
+}}
+
 // txCodec is a staged transaction's row: its id, producer id and epoch.
-type txCodec struct{}
-
-func (txCodec) Fields() []arrow.Field {
-	return []arrow.Field{
-		{Name: "transactional_id", Type: arrow.BinaryTypes.String},
-		{Name: "producer_id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "producer_epoch", Type: arrow.PrimitiveTypes.Int16},
-	}
-}
-
-func (txCodec) Append(b *checkpoint.RowBuilder, t *kafkaTxn) {
-	b.Value("transactional_id").(*array.StringBuilder).Append(t.id)
-	b.Value("producer_id").(*array.Int64Builder).Append(t.pid)
-	b.Value("producer_epoch").(*array.Int16Builder).Append(t.epoch)
-}
-
-func (txCodec) Read(p *checkpoint.Part, rec arrow.RecordBatch, i int) (*kafkaTxn, int, error) {
-	id, _ := checkpoint.Column(rec, "transactional_id").(*array.String)
-	pid, _ := checkpoint.Column(rec, "producer_id").(*array.Int64)
-	ep, _ := checkpoint.Column(rec, "producer_epoch").(*array.Int16)
-	if id == nil || pid == nil || ep == nil || id.Value(i) == "" {
-		return nil, 0, fmt.Errorf("bad pending row %d", i)
-	}
-	return &kafkaTxn{id: id.Value(i), pid: pid.Value(i), epoch: ep.Value(i)}, p.Subtask, nil
-}
+var txCodec = txn.Rows[kafkaTxn]{Columns: []txn.Column[kafkaTxn]{
+	txn.String("transactional_id", func(t *kafkaTxn) *string { return &t.id }),
+	txn.Int64("producer_id", func(t *kafkaTxn) *int64 { return &t.pid }),
+	txn.Int16("producer_epoch", func(t *kafkaTxn) *int16 { return &t.epoch }),
+}, Valid: func(t *kafkaTxn) bool { return t.id != "" }}
 
 // abortOrphans aborts the ongoing transactions <prefix>-<k>-<seq> with
 // k >= par, k mod par = subtask and k not known, found by listing the

@@ -4,10 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-
-	"github.com/clink-dev/clink/checkpoint"
 	"github.com/clink-dev/clink/connectors/txn"
 	"github.com/clink-dev/clink/engine"
 )
@@ -37,15 +33,13 @@ var (
 	_ engine.StatsReporter      = TxSink{}
 	_ txn.System[*stagedFile]   = (*txSystem)(nil)
 	_ txn.Assigner[*stagedFile] = (*txSystem)(nil)
-	_ txn.Codec[*stagedFile]    = txCodec{}
 )
 
 // StartTransactions switches to two-phase commit.
 func (s TxSink) StartTransactions() error {
 	s.tx = true
-	s.l = txn.New(fmt.Sprintf("parquet sink '%s' (%s)", s.table, s.pub), (*txSystem)(s.writer), txCodec{}, s.subtask, s.parallelism)
-	s.l.Start()
-	return nil
+	s.l = txn.New(fmt.Sprintf("parquet sink '%s' (%s)", s.table, s.pub), (*txSystem)(s.writer), txCodec, s.subtask, s.parallelism)
+	return s.l.StartTransactions()
 }
 
 // Flush, without checkpoints, closes and publishes the open file; with
@@ -144,34 +138,12 @@ func (x *txSystem) Recover(r *txn.Recovery[*stagedFile]) error {
 }
 
 // txCodec is a staged file's row: both its names, its rows and size.
-type txCodec struct{}
-
-func (txCodec) Fields() []arrow.Field {
-	return []arrow.Field{
-		{Name: "staged", Type: arrow.BinaryTypes.String},
-		{Name: "final", Type: arrow.BinaryTypes.String},
-		{Name: "rows", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "size", Type: arrow.PrimitiveTypes.Int64},
-	}
-}
-
-func (txCodec) Append(b *checkpoint.RowBuilder, f *stagedFile) {
-	b.Value("staged").(*array.StringBuilder).Append(f.staged)
-	b.Value("final").(*array.StringBuilder).Append(f.final)
-	b.Value("rows").(*array.Int64Builder).Append(f.rows)
-	b.Value("size").(*array.Int64Builder).Append(f.size)
-}
-
-func (txCodec) Read(p *checkpoint.Part, rec arrow.RecordBatch, i int) (*stagedFile, int, error) {
-	st, _ := checkpoint.Column(rec, "staged").(*array.String)
-	fin, _ := checkpoint.Column(rec, "final").(*array.String)
-	rows, _ := checkpoint.Column(rec, "rows").(*array.Int64)
-	size, _ := checkpoint.Column(rec, "size").(*array.Int64)
-	if st == nil || fin == nil || rows == nil || size == nil || !safeName(st.Value(i)) || !safeName(fin.Value(i)) {
-		return nil, 0, fmt.Errorf("bad pending row %d", i)
-	}
-	return &stagedFile{staged: st.Value(i), final: fin.Value(i), rows: rows.Value(i), size: size.Value(i)}, p.Subtask, nil
-}
+var txCodec = txn.Rows[stagedFile]{Columns: []txn.Column[stagedFile]{
+	txn.String("staged", func(f *stagedFile) *string { return &f.staged }),
+	txn.String("final", func(f *stagedFile) *string { return &f.final }),
+	txn.Int64("rows", func(f *stagedFile) *int64 { return &f.rows }),
+	txn.Int64("size", func(f *stagedFile) *int64 { return &f.size }),
+}, Valid: func(f *stagedFile) bool { return safeName(f.staged) && safeName(f.final) }}
 
 // safeName accepts the relative names a checkpoint records.
 func safeName(n string) bool {

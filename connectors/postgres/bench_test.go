@@ -165,7 +165,7 @@ func benchCheckpoint(b *testing.B, tx *TxSink, id uint64) {
 	if err := tx.PreCommit(); err != nil {
 		b.Fatal(err)
 	}
-	tx.l.Assign(id)
+	tx.Assign(id)
 	if err := tx.Commit(id); err != nil {
 		b.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -63,7 +62,7 @@ type TxSink struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	l     *txn.Ledger[*pgTxn]
+	*txn.Ledger[*pgTxn]
 	conn  *pgx.Conn // the open transaction's (the sink's goroutine only)
 	buf   *buffer
 	seq   int64     // the next transaction's sequence number
@@ -90,7 +89,6 @@ var (
 	_ engine.StatsReporter = (*TxSink)(nil)
 	_ txn.System[*pgTxn]   = (*txSystem)(nil)
 	_ txn.Extra            = (*txSystem)(nil)
-	_ txn.Codec[*pgTxn]    = txCodec{}
 )
 
 func newTxSink(t *connectors.Table, c *config, tg *target, conn *pgx.Conn) *TxSink {
@@ -100,7 +98,7 @@ func newTxSink(t *connectors.Table, c *config, tg *target, conn *pgx.Conn) *TxSi
 		s.prefix = defaultPrefix(t.Name, c.database, tg.table)
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.l = txn.New(fmt.Sprintf("postgres sink '%s'", s.name), (*txSystem)(s), txCodec{}, s.subtask, t.Runtime.Parallelism)
+	s.Ledger = txn.New(fmt.Sprintf("postgres sink '%s'", s.name), (*txSystem)(s), txCodec, s.subtask, t.Runtime.Parallelism)
 	return s
 }
 
@@ -189,20 +187,14 @@ func (s *TxSink) Stats() map[string]int64 {
 	return map[string]int64{"rows_written": s.written.Load(), "rows_committed": s.committed.Load(), "transactions_committed": s.txns.Load()}
 }
 
-// StartTransactions switches to two-phase commit (checkpoints are on).
-func (s *TxSink) StartTransactions() error {
-	s.l.Start()
-	return nil
-}
-
 // Write encodes the batch's rows; a full buffer goes into the open
 // transaction, begun if need be.
 func (s *TxSink) Write(b *vector.Batch) error {
 	defer b.Release()
-	if !s.l.Active() {
+	if !s.Active() {
 		return s.needCheckpoints()
 	}
-	if err := s.l.Ready(); err != nil {
+	if err := s.Ready(); err != nil {
 		return err
 	}
 	if err := s.buf.add(b); err != nil {
@@ -256,37 +248,21 @@ func (s *TxSink) begin(ctx context.Context) error {
 
 // PreCommit sends what is buffered and prepares the open transaction.
 func (s *TxSink) PreCommit() error {
-	if !s.l.Active() {
+	if !s.Active() {
 		return s.needCheckpoints()
 	}
-	if err := s.l.Ready(); err != nil {
+	if err := s.Ready(); err != nil {
 		return err
 	}
 	if err := s.sendBuffer(); err != nil {
 		return err
 	}
-	return s.l.PreCommit()
+	return s.Ledger.PreCommit()
 }
-
-// SnapshotState records the prepared transactions under the checkpoint.
-func (s *TxSink) SnapshotState(snap *engine.Snapshot) error { return s.l.SnapshotState(snap) }
-
-// Commit commits the prepared transactions of checkpoints up to id, in
-// order.
-func (s *TxSink) Commit(id uint64) error { return s.l.Commit(id) }
-
-// RestoreState commits the transactions the checkpoint lists and rolls
-// back the other prepared transactions of this subtask's share (see
-// TxSink).
-func (s *TxSink) RestoreState(r *engine.Restore) error { return s.l.RestoreState(r) }
-
-// Abort rolls back the open transaction; prepared ones stay for recovery
-// (a checkpoint that lists them may be complete).
-func (s *TxSink) Abort() error { return s.l.Abort() }
 
 // Flush is for runs without checkpoints, which this sink refuses.
 func (s *TxSink) Flush() error {
-	if !s.l.Active() {
+	if !s.Active() {
 		return s.needCheckpoints()
 	}
 	return nil
@@ -479,57 +455,39 @@ func (x *txSystem) Recover(r *txn.Recovery[*pgTxn]) error {
 	return nil
 }
 
-// Slots: besides the prepared transactions, the subtask's prefix and
-// next seq.
-func (x *txSystem) Slots() []checkpoint.Slot {
-	return []checkpoint.Slot{{Name: "next", Raw: true, Values: []arrow.Field{
-		{Name: "subtask", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "transaction_id_prefix", Type: arrow.BinaryTypes.String},
-		{Name: "next_seq", Type: arrow.PrimitiveTypes.Int64},
-	}}}
-}
+// Slots: besides the staged transactions, where each subtask's next
+// transaction id starts (its prefix and seq).
+func (x *txSystem) Slots() []checkpoint.Slot { return []checkpoint.Slot{lineageRows.Slot("next")} }
 
 func (x *txSystem) AppendState(b *checkpoint.RowBuilder) {
-	s := (*TxSink)(x)
-	next := s.seq
-	if s.cur != nil { // not prepared: a restore rolls it back
-		next = s.cur.seq
+	l := lineage{subtask: x.subtask, prefix: x.prefix, next: x.seq}
+	if x.cur != nil { // not pre-committed: a restore must roll it back
+		l.next = x.cur.seq
 	}
 	b.Raw("next")
-	b.Value("subtask").(*array.Int64Builder).Append(int64(s.subtask))
-	b.Value("transaction_id_prefix").(*array.StringBuilder).Append(s.prefix)
-	b.Value("next_seq").(*array.Int64Builder).Append(next)
+	lineageRows.Append(b, &l)
 }
 
 func (x *txSystem) ReadState(p *checkpoint.Part, slot string, rec arrow.RecordBatch, i int) error {
 	if slot != "next" {
 		return nil
 	}
-	sub, _ := checkpoint.Column(rec, "subtask").(*array.Int64)
-	prefix, _ := checkpoint.Column(rec, "transaction_id_prefix").(*array.String)
-	next, _ := checkpoint.Column(rec, "next_seq").(*array.Int64)
-	if sub == nil || prefix == nil || next == nil {
-		return fmt.Errorf("postgres sink '%s': %s: bad next row %d", x.name, p.Path, i)
+	l, _, err := lineageRows.Read(p, rec, i)
+	if err != nil {
+		return fmt.Errorf("%s: next row: %w", p.Path, err)
 	}
-	x.lines = append(x.lines, lineage{subtask: int(sub.Value(i)), prefix: prefix.Value(i), next: next.Value(i)})
+	x.lines = append(x.lines, *l)
 	return nil
 }
 
+// lineageRows are the rows of slot next.
+var lineageRows = txn.Rows[lineage]{Columns: []txn.Column[lineage]{
+	txn.Int("subtask", func(l *lineage) *int { return &l.subtask }),
+	txn.String("transaction_id_prefix", func(l *lineage) *string { return &l.prefix }),
+	txn.Int64("next_seq", func(l *lineage) *int64 { return &l.next }),
+}}
+
 // txCodec is a prepared transaction's row: its global id.
-type txCodec struct{}
-
-func (txCodec) Fields() []arrow.Field {
-	return []arrow.Field{{Name: "gid", Type: arrow.BinaryTypes.String}}
-}
-
-func (txCodec) Append(b *checkpoint.RowBuilder, t *pgTxn) {
-	b.Value("gid").(*array.StringBuilder).Append(t.gid)
-}
-
-func (txCodec) Read(p *checkpoint.Part, rec arrow.RecordBatch, i int) (*pgTxn, int, error) {
-	g, _ := checkpoint.Column(rec, "gid").(*array.String)
-	if g == nil || g.Value(i) == "" {
-		return nil, 0, fmt.Errorf("bad pending row %d", i)
-	}
-	return &pgTxn{gid: g.Value(i)}, p.Subtask, nil
-}
+var txCodec = txn.Rows[pgTxn]{Columns: []txn.Column[pgTxn]{
+	txn.String("gid", func(t *pgTxn) *string { return &t.gid }),
+}, Valid: func(t *pgTxn) bool { return t.gid != "" }}

@@ -137,7 +137,7 @@ var ErrNoTransactions = errors.New("two-phase commit without checkpoints")
 const PendingSlot = "pending"
 
 // Ledger is one sink subtask's two-phase-commit bookkeeping. Its methods
-// are engine.TwoPhaseSink's (a sink's own delegate to them). Commit may
+// are engine.TwoPhaseSink's: a sink embeds it, or delegates to it. Commit may
 // run in another goroutine than the others; everything else runs in the
 // sink's goroutine.
 type Ledger[T any] struct {
@@ -147,7 +147,7 @@ type Ledger[T any] struct {
 	subtask int
 	par     int
 
-	tx    bool // Start was called
+	tx    bool // StartTransactions was called
 	ready bool // restored or recovered fresh
 
 	commitMu sync.Mutex // one Commit or restore at a time
@@ -170,10 +170,13 @@ func (l *Ledger[T]) errorf(format string, args ...any) error {
 	return fmt.Errorf("%s: %w", l.what, fmt.Errorf(format, args...))
 }
 
-// Start switches the sink to two-phase commit (StartTransactions).
-func (l *Ledger[T]) Start() { l.tx = true }
+// StartTransactions switches the sink to two-phase commit.
+func (l *Ledger[T]) StartTransactions() error {
+	l.tx = true
+	return nil
+}
 
-// Active reports whether Start was called.
+// Active reports whether StartTransactions was called.
 func (l *Ledger[T]) Active() bool { return l.tx }
 
 // Ready recovers a fresh job on first use (not when the job is planned:
