@@ -241,7 +241,7 @@ func sourceEnv(t *testing.T) conformance.Env {
 func TestConformanceFileSource(t *testing.T) {
 	skipShort(t)
 	c := workload.Default()
-	c.Ticks = 20000
+	c.Ticks = 40000
 	in := t.TempDir()
 	files := make([]*bytes.Buffer, 4)
 	for i := range files {
@@ -255,7 +255,9 @@ func TestConformanceFileSource(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	conformance.RunSource(t, sourceEnv(t), conformance.Source{
+	env := sourceEnv(t)
+	env.Interval = 10 * time.Millisecond // a checkpoint every few batches
+	conformance.RunSource(t, env, conformance.Source{
 		Name: "file", Columns: sensorColumns, Bounded: true,
 		With: func(t *testing.T, _ bool) string {
 			return fmt.Sprintf("'connector' = 'file', 'path' = '%s', 'event_time_column' = 'ts', 'watermark_lag_ms' = '3000'", in)

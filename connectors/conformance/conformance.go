@@ -99,6 +99,7 @@ type step struct {
 	name   string
 	par    int
 	point  txn.Point
+	n      int // the run's checkpoint to kill at (default killCheckpoint)
 	random bool
 }
 
@@ -161,7 +162,7 @@ func RunSinks(t *testing.T, env Env, sinks ...Sink) {
 			case st.random:
 				j.runKilledRandomly(t, st.par)
 			default:
-				j.runKilledAt(t, st.par, st.point, false)
+				j.runKilledAt(t, st.par, st.point, killCheckpoint, false)
 			}
 			if i > 0 && !strings.Contains(j.last, "restore point: checkpoint") {
 				t.Errorf("the run did not restore from a checkpoint:\n%s", j.last)
@@ -255,10 +256,10 @@ func (j *job) start(t *testing.T, par int, extraEnv ...string) *proc {
 const runTimeout = 2 * time.Minute
 
 // runKilledAt runs the job until the ledger kills it at point of its
-// second checkpoint. A bounded job may end first (ended is true then).
-func (j *job) runKilledAt(t *testing.T, par int, point txn.Point, bounded bool) (ended bool) {
+// n-th checkpoint. A bounded job may end first (ended is true then).
+func (j *job) runKilledAt(t *testing.T, par int, point txn.Point, n int, bounded bool) (ended bool) {
 	t.Helper()
-	p := j.start(t, par, txn.KillAt(point, killCheckpoint))
+	p := j.start(t, par, txn.KillAt(point, n))
 	var err error
 	select {
 	case err = <-p.exited:
@@ -388,12 +389,13 @@ type Source struct {
 	Check func(rows []byte, partial bool) (report string, ok bool)
 }
 
-// sourceSteps: a stop at a checkpoint (killed right after its commit),
-// a restore at the same parallelism, rescales 3→1 and 1→3.
+// sourceSteps: a stop at a checkpoint (killed right after the run's
+// first commit, so that a bounded input lasts several runs), a restore at
+// the same parallelism, rescales 3→1 and 1→3.
 var sourceSteps = []step{
-	{name: "stop-at-checkpoint", par: 3, point: txn.AfterCommit},
-	{name: "restore", par: 3, point: txn.AfterCommit},
-	{name: "rescale-3to1", par: 1, point: txn.AfterCommit},
+	{name: "stop-at-checkpoint", par: 3, point: txn.AfterCommit, n: 1},
+	{name: "restore", par: 3, point: txn.AfterCommit, n: 1},
+	{name: "rescale-3to1", par: 1, point: txn.AfterCommit, n: 1},
 	{name: "rescale-1to3/final", par: 3},
 }
 
@@ -432,7 +434,7 @@ func RunSource(t *testing.T, env Env, src Source) {
 			case last:
 				j.runUntil(t, st.par, func() bool { _, ok := check(ReadFiles(t, out), false); return ok })
 			default:
-				ended = j.runKilledAt(t, st.par, st.point, src.Bounded) || ended
+				ended = j.runKilledAt(t, st.par, st.point, st.n, src.Bounded) || ended
 			}
 			if i > 0 && !strings.Contains(j.last, "restore point: checkpoint") {
 				t.Errorf("the run did not restore from a checkpoint:\n%s", j.last)
