@@ -30,8 +30,56 @@ func Markdown(r *Registry) string {
 		writeSpec(&b, f.Spec(), "###")
 		fmt.Fprintf(&b, "Page of its own: [connectors/%s.md](connectors/%s.md).\n\n", name, name)
 	}
+	b.WriteString(conformanceDoc)
 	return b.String()
 }
+
+// conformanceDoc closes the reference page: the contract every connector
+// is tested against.
+const conformanceDoc = `## The conformance suite
+
+Every exactly-once sink and every checkpointed source runs one contract
+test, package ` + "`connectors/conformance`" + `. It drives the ` + "`clink`" + ` binary
+as a user would (` + "`clink run --checkpoint-dir`" + `, killed and started
+again) and reads back what the target system committed with that system's
+own client; an independent recomputation decides whether it is right (for
+the sensor workload, ` + "`examples/sensors/verify`" + `, which recomputes every
+window from the workload's definition; ` + "`-partial`" + ` checks what a job
+committed so far).
+
+- ` + "`conformance.RunSinks(t, env, sinks...)`" + `: the workload streams into the dev
+  broker (` + "`clink kafka serve`" + `, its own process) while the job writing the
+  query's output into the sinks is killed at each two-phase point of a
+  checkpoint — before the pre-commit, after it (staged, checkpoint not
+  complete), after the manifest (checkpoint complete, not committed
+  outside) and after the external commit — deterministically, by the
+  ledger's test hook ` + "`CLINK_TEST_KILL_AT=<point>:<n>`" + ` ([checkpoints.md](checkpoints.md#sigkill-test-hook)),
+  once at a random moment after a checkpoint, and restored at the same
+  parallelism, at 1 → 3 and 3 → 1. After each kill the committed output
+  holds nothing wrong and nothing twice; after the last run, every row
+  exactly once.
+- ` + "`conformance.RunSource(t, env, source)`" + `: the source's table read into the
+  exactly-once file sink, stopped at a checkpoint, restored at the same
+  parallelism, rescaled 3 → 1 and 1 → 3; the output is checked by the
+  adapter's recomputation or against an uninterrupted run's.
+
+A connector's test calls it with a small adapter: the table's ` + "`WITH`" + `
+options against its test server, and how to read back what is committed
+(` + "`conformance.Sink`" + `: ` + "`With`" + `, ` + "`Env`" + `, ` + "`Committed`" + `, ` + "`After`" + ` for the system's own
+invariants; ` + "`conformance.Source`" + `: ` + "`Columns`" + `, ` + "`With`" + `, ` + "`Query`" + `, ` + "`Bounded`" + `,
+` + "`Check`" + `). The runs are in ` + "`cmd/clink/conformance_test.go`" + ` (one binary):
+
+| connector | runs |
+|---|---|
+| ` + "`file`" + ` sink | RunSinks (part files read from disk) |
+| ` + "`kafka`" + ` sink (exactly_once) | RunSinks (a ` + "`read_committed`" + ` consumer) |
+| ` + "`postgres`" + ` sink (exactly_once) | RunSinks (psql; no window twice) |
+| ` + "`file`" + ` Parquet sink on S3, GCS, Azure | RunSinks, one job for MinIO, fake-gcs-server and Azurite (each store's client lists and reads every object) |
+| ` + "`iceberg`" + ` sink | RunSinks (iceberg-go scan; one snapshot per checkpoint and subtask) |
+| ` + "`file`" + ` source | RunSource (the sensor workload in four files) |
+| ` + "`kafka`" + ` source | RunSource (the sensor workload streamed) |
+| ` + "`nexmark`" + ` source | RunSource (windowed bids against an uninterrupted run) |
+`
 
 // Pages renders one page per connector (docs/connectors/<name>.md): its
 // description, its delivery guarantee and its options; more links a page

@@ -52,7 +52,7 @@ func (c Connector) NewSink(t *connectors.Table) (engine.Sink, error) {
 		return newUpsertSink(t, name)
 	}
 	if dg == "" || dg == "exactly_once" {
-		return newTxSink(name), nil
+		return newTxSink(name, t.Runtime.Subtask, t.Runtime.Parallelism), nil
 	}
 	return &Sink{name: name}, nil
 }

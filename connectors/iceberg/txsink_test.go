@@ -78,7 +78,7 @@ func TestSnapshotPerCheckpoint(t *testing.T) {
 		}
 		// Committing the same files again (a commit whose reply was lost)
 		// finds the snapshot.
-		if err := s.commitFiles(0, 2, []dataFile{{ckpt: 2, gen: 1, seq: 1, path: "does-not-matter"}}); err != nil {
+		if err := s.commitFiles(0, 2, []dataFile{{gen: 1, seq: 1, path: "does-not-matter"}}); err != nil {
 			t.Fatal(err)
 		}
 		if n := len(tg.snapshots(t)); n != 2 {
@@ -315,13 +315,7 @@ func TestConcurrentCommits(t *testing.T) {
 						errs <- err
 						return
 					}
-					s.mu.Lock()
-					for i := range s.staged {
-						if s.staged[i].ckpt == 0 {
-							s.staged[i].ckpt = uint64(c)
-						}
-					}
-					s.mu.Unlock()
+					s.l.Assign(uint64(c))
 					if err := s.Commit(uint64(c)); err != nil {
 						errs <- err
 						return

@@ -20,6 +20,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/clink-dev/clink/connectors"
+	"github.com/clink-dev/clink/connectors/txn"
 	"github.com/clink-dev/clink/engine"
 	"github.com/clink-dev/clink/vector"
 )
@@ -54,10 +55,14 @@ type writer struct {
 	seq     int64 // the next file's sequence number
 	cur     *openFile
 
-	mu         sync.Mutex
-	staged     []dataFile // closed, not yet committed; in order
-	runs       []runState // other subtasks' runs this one adopted (RestoreState)
+	mu sync.Mutex
+	// staged are the closed files: not yet committed (without
+	// checkpoints), or not yet handed to the ledger by a pre-commit.
+	staged     []dataFile
 	lastCommit time.Time
+	runs       []runState             // other subtasks' runs this one adopted (restore)
+	restored   map[int]runState       // the restored checkpoint's runs (ReadState)
+	l          *txn.Ledger[*dataFile] // with transactions (TxSink)
 	// commitMu makes commits one at a time and keeps Close from closing
 	// the catalog under one.
 	commitMu sync.Mutex
@@ -67,10 +72,8 @@ type writer struct {
 	snapshotsCommitted atomic.Int64
 }
 
-// dataFile is a closed data file. ckpt is 0 until a snapshot assigns it
-// (and stays 0 without checkpoints).
+// dataFile is a closed data file.
 type dataFile struct {
-	ckpt       uint64
 	subtask    int
 	gen, seq   int64
 	path       string
@@ -309,35 +312,23 @@ func (w *writer) abort() error {
 	return w.fio.Remove(f.path)
 }
 
-// commitDue commits the staged files that due selects, one snapshot per
-// checkpoint (files of checkpoint 0, without checkpoints, in one), in
-// order, and forgets them.
-func (w *writer) commitDue(due func(dataFile) bool) error {
+// commitStaged commits every closed file in one snapshot (without
+// checkpoints) and forgets them.
+func (w *writer) commitStaged() error {
 	w.commitMu.Lock()
 	defer w.commitMu.Unlock()
 	w.mu.Lock()
-	var files []dataFile
-	for _, f := range w.staged {
-		if !due(f) {
-			break
-		}
-		files = append(files, f)
-	}
+	files := append([]dataFile(nil), w.staged...)
 	w.mu.Unlock()
-	for len(files) > 0 {
-		n := 1
-		for n < len(files) && files[n].ckpt == files[0].ckpt {
-			n++
-		}
-		if err := w.commitFiles(files[0].subtask, files[0].ckpt, files[:n]); err != nil {
+	if len(files) > 0 {
+		if err := w.commitFiles(w.subtask, 0, files); err != nil {
 			return err
 		}
-		w.mu.Lock()
-		w.staged = append(w.staged[:0], w.staged[n:]...)
-		w.lastCommit = time.Now()
-		w.mu.Unlock()
-		files = files[n:]
 	}
+	w.mu.Lock()
+	w.staged = append(w.staged[:0], w.staged[len(files):]...)
+	w.lastCommit = time.Now()
+	w.mu.Unlock()
 	return nil
 }
 
@@ -440,7 +431,7 @@ func (s Sink) Flush() error {
 	if err := s.roll(); err != nil {
 		return err
 	}
-	return s.commitDue(func(dataFile) bool { return true })
+	return s.commitStaged()
 }
 
 func (s Sink) commitIfDue() error {

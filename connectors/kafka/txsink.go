@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -22,28 +21,30 @@ import (
 
 	"github.com/clink-dev/clink/checkpoint"
 	"github.com/clink-dev/clink/connectors"
+	"github.com/clink-dev/clink/connectors/txn"
 	"github.com/clink-dev/clink/engine"
 	"github.com/clink-dev/clink/vector"
 )
 
 // TxSink is the Kafka sink's exactly-once mode (delivery_guarantee =
-// 'exactly_once'), Flink's design. The rows between two checkpoint barriers
-// go into one Kafka transaction with its own producer client and its own
+// 'exactly_once'), Flink's design, on the two-phase-commit ledger
+// (connectors/txn). The rows between two checkpoint barriers go into one
+// Kafka transaction with its own producer client and its own
 // transactional id, <prefix>-<subtask>-<seq>, seq growing by one per
 // transaction. PreCommit flushes the open transaction (every record is
-// acknowledged, so durable) and keeps it open; SnapshotState lists it, with
+// acknowledged, so durable) and keeps it open; the ledger lists it, with
 // its producer id and epoch, under the checkpoint; Commit ends it with a
-// commit once that checkpoint is complete. A read_committed consumer sees a
-// checkpoint's rows then, and never the rows of an aborted transaction.
+// commit once that checkpoint is complete. A read_committed consumer sees
+// a checkpoint's rows then, and never the rows of an aborted transaction.
 //
-// RestoreState commits every transaction the restored checkpoint lists,
-// from the recorded producer id and epoch (an EndTxn request of its own:
-// the client that opened the transaction died with the job), then aborts
-// the transactions the failed run opened after the checkpoint: it bumps the
+// A restore commits every transaction the restored checkpoint lists, from
+// the recorded producer id and epoch (an EndTxn request of its own: the
+// client that opened the transaction died with the job), then aborts the
+// transactions the failed run opened after the checkpoint: it bumps the
 // epoch of <prefix>-<subtask>-<seq> for seq from the checkpoint's next_seq
-// upward (InitProducerID aborts an open transaction) and stops at the first
-// id the coordinator has never seen (epoch 0). A fresh start aborts from
-// seq 1 the same way and begins after the ids earlier runs used.
+// upward (InitProducerID aborts an open transaction) and stops at the
+// first id the coordinator has never seen (epoch 0). A fresh start aborts
+// from seq 1 the same way and begins after the ids earlier runs used.
 //
 // Without checkpoints (no StartTransactions) it refuses rows.
 type TxSink struct {
@@ -57,24 +58,24 @@ type TxSink struct {
 	timeout time.Duration // transaction_timeout_ms
 	warn    io.Writer
 
-	tx    bool  // StartTransactions was called
-	ready bool  // lingering transactions aborted, seq known
+	*txn.Ledger[*kafkaTxn]
 	seq   int64 // the next transaction's sequence number
 	cur   *kafkaTxn
+	lines []lineage // the restored checkpoint's (ReadState)
+	// restoring is the checkpoint RestoreState restores.
+	restoring uint64
 
 	written   atomic.Int64 // rows acknowledged
 	committed atomic.Int64 // rows committed by this run
 	txns      atomic.Int64 // transactions committed by this run
 
-	commitMu sync.Mutex // one Commit at a time
-	mu       sync.Mutex
-	pending  []*kafkaTxn // pre-committed, in order; shared with Commit
-	err      error       // the first record that failed
+	mu  sync.Mutex
+	err error // the first record that failed
 }
 
-// kafkaTxn is one transaction and the client that writes it.
+// kafkaTxn is one transaction and the client that writes it (none for a
+// transaction a restored checkpoint lists).
 type kafkaTxn struct {
-	ckpt  uint64 // 0 until a snapshot assigns it
 	id    string
 	seq   int64
 	cl    *kgo.Client
@@ -84,8 +85,10 @@ type kafkaTxn struct {
 }
 
 var (
-	_ engine.TwoPhaseSink  = (*TxSink)(nil)
-	_ engine.StatsReporter = (*TxSink)(nil)
+	_ engine.TwoPhaseSink   = (*TxSink)(nil)
+	_ engine.StatsReporter  = (*TxSink)(nil)
+	_ txn.System[*kafkaTxn] = (*txSystem)(nil)
+	_ txn.Extra             = (*txSystem)(nil)
 )
 
 func newTxSink(t *connectors.Table) (*TxSink, error) {
@@ -115,6 +118,7 @@ func newTxSink(t *connectors.Table) (*TxSink, error) {
 		s.admin.Close()
 		return nil, err
 	}
+	s.Ledger = txn.New(fmt.Sprintf("kafka sink '%s'", s.name), (*txSystem)(s), txCodec, s.subtask, t.Runtime.Parallelism)
 	return s, nil
 }
 
@@ -155,37 +159,11 @@ func (s *TxSink) firstErr() error {
 	return s.err
 }
 
-// StartTransactions switches to two-phase commit (checkpoints are on).
-func (s *TxSink) StartTransactions() error {
-	s.tx = true
-	return nil
-}
-
-// start readies a fresh job (one not restored): it aborts what earlier runs
-// with the same prefix left open and starts after the ids they used, so
-// that a later restore's probe meets only this job's ids.
-func (s *TxSink) start() error {
-	if s.ready {
-		return nil
-	}
-	rc, done, err := s.recoveryClient()
-	if err != nil {
-		return s.errorf("%w", err)
-	}
-	defer done()
-	next, err := s.abortLingering(rc, s.prefix, s.subtask, 1)
-	if err != nil {
-		return s.errorf("%w", err)
-	}
-	s.seq, s.ready = next, true
-	return nil
-}
-
 // Write produces the batch's live rows into the open transaction, opening
 // one (a new client and transactional id) after each PreCommit.
 func (s *TxSink) Write(b *vector.Batch) error {
 	defer b.Release()
-	if !s.tx {
+	if !s.Active() {
 		return s.needCheckpoints()
 	}
 	if err := s.firstErr(); err != nil {
@@ -209,7 +187,7 @@ func (s *TxSink) Write(b *vector.Batch) error {
 
 // begin opens the next transaction.
 func (s *TxSink) begin() error {
-	if err := s.start(); err != nil {
+	if err := s.Ready(); err != nil {
 		return err
 	}
 	id := txnID(s.prefix, s.subtask, s.seq)
@@ -232,15 +210,59 @@ func (s *TxSink) begin() error {
 	return nil
 }
 
-// PreCommit waits until every record of the open transaction is
-// acknowledged and keeps the transaction open (pending) for Commit.
+// PreCommit stages the open transaction (see txSystem.PreCommit).
 func (s *TxSink) PreCommit() error {
-	if !s.tx {
+	if !s.Active() {
 		return s.needCheckpoints()
 	}
+	return s.Ledger.PreCommit()
+}
+
+// RestoreState commits the transactions the checkpoint lists and aborts
+// the ones the failed run opened after it (see TxSink).
+func (s *TxSink) RestoreState(r *engine.Restore) error {
+	s.restoring = r.ID
+	return s.Ledger.RestoreState(r)
+}
+
+// Flush is for runs without checkpoints, which this sink refuses.
+func (s *TxSink) Flush() error {
+	if !s.Active() {
+		return s.needCheckpoints()
+	}
+	return nil
+}
+
+// Close closes the clients. Closing does not end a transaction: the open
+// one (if Abort was not called) and the staged ones stay for recovery or
+// the brokers' timeout.
+func (s *TxSink) Close() error {
+	if s.cur != nil {
+		s.cur.cl.Close()
+		s.cur = nil
+	}
+	for _, t := range s.Drain() {
+		if t.cl != nil {
+			t.cl.Close()
+		}
+	}
+	if s.admin != nil {
+		s.admin.Close()
+		s.admin = nil
+	}
+	return nil
+}
+
+// txSystem is the sink's side of the ledger: Kafka transactions.
+type txSystem TxSink
+
+// PreCommit waits until every record of the open transaction is
+// acknowledged and keeps the transaction open (staged) for Commit.
+func (x *txSystem) PreCommit() ([]*kafkaTxn, error) {
+	s := (*TxSink)(x)
 	t := s.cur
 	if t == nil {
-		return nil
+		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), deliveryTimeout)
 	defer cancel()
@@ -252,184 +274,101 @@ func (s *TxSink) PreCommit() error {
 		t.pid, t.epoch, err = t.cl.ProducerID(ctx)
 	}
 	if err != nil {
-		return s.errorf("transaction %s: %w", t.id, err)
+		return nil, s.errorf("transaction %s: %w", t.id, err)
 	}
 	s.cur = nil
-	s.mu.Lock()
-	s.pending = append(s.pending, t)
-	s.mu.Unlock()
-	return nil
+	return []*kafkaTxn{t}, nil
 }
 
-// txSlots are the sink's state: a row per pending transaction and one with
-// where the subtask's next transaction id starts.
-var txSlots = []checkpoint.Slot{
-	{Name: "pending", Raw: true, Values: []arrow.Field{
-		{Name: "checkpoint_id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "transactional_id", Type: arrow.BinaryTypes.String},
-		{Name: "producer_id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "producer_epoch", Type: arrow.PrimitiveTypes.Int16},
-	}},
-	{Name: "next", Raw: true, Values: []arrow.Field{
-		{Name: "subtask", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "transactional_id_prefix", Type: arrow.BinaryTypes.String},
-		{Name: "next_seq", Type: arrow.PrimitiveTypes.Int64},
-	}},
-}
-
-// SnapshotState assigns the pre-committed transactions to this checkpoint
-// and records every one not yet committed, and the next sequence number.
-func (s *TxSink) SnapshotState(snap *engine.Snapshot) error {
-	if !s.tx {
-		return nil
-	}
-	if err := s.start(); err != nil {
-		return err
-	}
-	next := s.seq
-	if s.cur != nil { // not pre-committed: a restore must abort it
-		next = s.cur.seq
-	}
-	s.mu.Lock()
-	for _, t := range s.pending {
-		if t.ckpt == 0 {
-			t.ckpt = snap.ID
+// Commit ends the transactions with a commit: with their clients, or for
+// restored ones from their producer id and epoch.
+func (x *txSystem) Commit(id uint64, txns []*kafkaTxn) error {
+	s := (*TxSink)(x)
+	for _, t := range txns {
+		if t.cl == nil {
+			if err := s.commitListed(id, t); err != nil {
+				return err
+			}
+			continue
 		}
-	}
-	pending := make([]kafkaTxn, len(s.pending))
-	for i, t := range s.pending {
-		pending[i] = *t
-	}
-	s.mu.Unlock()
-	p, err := snap.Open(txSlots)
-	if err != nil {
-		return err
-	}
-	b := checkpoint.NewRowBuilder(snap.Mem, p.Schema())
-	defer b.Release()
-	for _, t := range pending {
-		b.Raw("pending")
-		b.Value("checkpoint_id").(*array.Int64Builder).Append(int64(t.ckpt))
-		b.Value("transactional_id").(*array.StringBuilder).Append(t.id)
-		b.Value("producer_id").(*array.Int64Builder).Append(t.pid)
-		b.Value("producer_epoch").(*array.Int16Builder).Append(t.epoch)
-	}
-	b.Raw("next")
-	b.Value("subtask").(*array.Int64Builder).Append(int64(s.subtask))
-	b.Value("transactional_id_prefix").(*array.StringBuilder).Append(s.prefix)
-	b.Value("next_seq").(*array.Int64Builder).Append(next)
-	return p.WriteRows(b)
-}
-
-// Commit commits the transactions of checkpoints up to id, in order, and
-// closes their clients.
-func (s *TxSink) Commit(id uint64) error {
-	s.commitMu.Lock()
-	defer s.commitMu.Unlock()
-	s.mu.Lock()
-	var due []*kafkaTxn
-	for _, t := range s.pending {
-		if t.ckpt == 0 || t.ckpt > id {
-			break
-		}
-		due = append(due, t)
-	}
-	s.mu.Unlock()
-	for _, t := range due {
 		ctx, cancel := context.WithTimeout(context.Background(), deliveryTimeout)
 		err := t.cl.EndTransaction(ctx, kgo.TryCommit)
 		cancel()
 		if err != nil {
-			return s.errorf("committing transaction %s of checkpoint %d: %w", t.id, t.ckpt, err)
+			return s.errorf("committing transaction %s of checkpoint %d: %w", t.id, id, err)
 		}
 		t.cl.Close()
-		s.mu.Lock()
-		s.pending = s.pending[1:] // only Commit removes, from the front
-		s.mu.Unlock()
 		s.committed.Add(t.rows)
 		s.txns.Add(1)
 	}
 	return nil
 }
 
-// pendingTxn is a transaction a checkpoint lists.
-type pendingTxn struct {
-	ckpt  uint64
-	id    string
-	pid   int64
-	epoch int16
+// commitListed commits a transaction a restored checkpoint lists.
+func (s *TxSink) commitListed(id uint64, t *kafkaTxn) error {
+	rc, done, err := s.recoveryClient()
+	if err == nil {
+		defer done()
+		err = s.commitRecovered(rc, id, t)
+	}
+	if err != nil {
+		return s.errorf("restoring checkpoint %d: %w", s.restoring, err)
+	}
+	return nil
 }
 
-// lineage is where one subtask's transaction ids continued after a
-// checkpoint.
-type lineage struct {
-	subtask int
-	prefix  string
-	next    int64
+// Abort aborts the open transaction.
+func (x *txSystem) Abort() error {
+	s := (*TxSink)(x)
+	t := s.cur
+	if t == nil {
+		return nil
+	}
+	s.cur = nil
+	defer t.cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), s.cc.timeout())
+	defer cancel()
+	err := t.cl.AbortBufferedRecords(ctx)
+	if err == nil {
+		err = t.cl.EndTransaction(ctx, kgo.TryAbort)
+	}
+	if err != nil {
+		return s.errorf("aborting transaction %s: %w", t.id, err)
+	}
+	return nil
 }
 
-// RestoreState commits the transactions the checkpoint lists and aborts the
-// ones the failed run opened after it (see TxSink). It takes the parts of
-// the subtasks this subtask owns (subtask mod parallelism).
-func (s *TxSink) RestoreState(r *engine.Restore) error {
-	if !s.tx {
-		return s.errorf("restore without transactions")
-	}
-	par := max(r.Parallelism, 1)
-	var txns []pendingTxn
-	var lines []lineage
-	for _, part := range r.Parts {
-		var pt []pendingTxn
-		var ln *lineage
-		for _, rec := range part.Records {
-			slot, _ := rec.Column(0).(*array.String)
-			if slot == nil {
-				return s.errorf("%s: no slot column", part.Path)
-			}
-			for i := 0; i < int(rec.NumRows()); i++ {
-				switch slot.Value(i) {
-				case "pending":
-					ck, _ := checkpoint.Column(rec, "checkpoint_id").(*array.Int64)
-					id, _ := checkpoint.Column(rec, "transactional_id").(*array.String)
-					pid, _ := checkpoint.Column(rec, "producer_id").(*array.Int64)
-					ep, _ := checkpoint.Column(rec, "producer_epoch").(*array.Int16)
-					if ck == nil || id == nil || pid == nil || ep == nil || id.Value(i) == "" {
-						return s.errorf("%s: bad pending row %d", part.Path, i)
-					}
-					pt = append(pt, pendingTxn{ckpt: uint64(ck.Value(i)), id: id.Value(i), pid: pid.Value(i), epoch: ep.Value(i)})
-				case "next":
-					sub, _ := checkpoint.Column(rec, "subtask").(*array.Int64)
-					prefix, _ := checkpoint.Column(rec, "transactional_id_prefix").(*array.String)
-					next, _ := checkpoint.Column(rec, "next_seq").(*array.Int64)
-					if sub == nil || prefix == nil || next == nil || ln != nil {
-						return s.errorf("%s: bad next row %d", part.Path, i)
-					}
-					ln = &lineage{subtask: int(sub.Value(i)), prefix: prefix.Value(i), next: next.Value(i)}
-				}
-			}
-		}
-		if ln == nil {
-			return s.errorf("%s: no next row", part.Path)
-		}
-		if ln.subtask%par == r.Subtask {
-			txns = append(txns, pt...)
-			lines = append(lines, *ln)
-		}
-	}
+// Recover aborts what the failed run (or, on a fresh start, earlier runs
+// with the same prefix) left open after the checkpoint, and sets the next
+// sequence number: after the checkpoint's for this subtask, or after the
+// ids earlier runs used, so that a later restore's probe meets only this
+// job's ids.
+func (x *txSystem) Recover(r *txn.Recovery[*kafkaTxn]) error {
+	s := (*TxSink)(x)
 	rc, done, err := s.recoveryClient()
 	if err != nil {
 		return s.errorf("%w", err)
 	}
 	defer done()
-	for _, t := range txns {
-		if err := s.commitRecovered(rc, t); err != nil {
-			return s.errorf("restoring checkpoint %d: %w", r.ID, err)
+	if r.Checkpoint == 0 {
+		next, err := s.abortLingering(rc, s.prefix, s.subtask, 1)
+		if err != nil {
+			return s.errorf("%w", err)
+		}
+		s.seq = next
+		return nil
+	}
+	var lines []lineage
+	for _, l := range s.lines {
+		if r.Owns(l.subtask) {
+			lines = append(lines, l)
 		}
 	}
+	s.lines = nil
 	own := false
 	for _, l := range lines {
 		if _, err := s.abortLingering(rc, l.prefix, l.subtask, l.next); err != nil {
-			return s.errorf("restoring checkpoint %d: %w", r.ID, err)
+			return s.errorf("restoring checkpoint %d: %w", r.Checkpoint, err)
 		}
 		if l.prefix == s.prefix && l.subtask == s.subtask {
 			s.seq, own = l.next, true
@@ -453,12 +392,58 @@ func (s *TxSink) RestoreState(r *engine.Restore) error {
 			known[l.subtask] = true
 		}
 	}
-	if err := s.abortOrphans(rc, par, r.Subtask, known); err != nil {
-		return s.errorf("restoring checkpoint %d: %w", r.ID, err)
+	if err := s.abortOrphans(rc, r.Parallelism, r.Subtask, known); err != nil {
+		return s.errorf("restoring checkpoint %d: %w", r.Checkpoint, err)
 	}
-	s.ready = true
 	return nil
 }
+
+// lineage is where one subtask's transaction ids continued after a
+// checkpoint.
+type lineage struct {
+	subtask int
+	prefix  string
+	next    int64
+}
+
+// Slots: besides the staged transactions, where each subtask's next
+// transaction id starts (its prefix and seq).
+func (x *txSystem) Slots() []checkpoint.Slot { return []checkpoint.Slot{lineageRows.Slot("next")} }
+
+func (x *txSystem) AppendState(b *checkpoint.RowBuilder) {
+	l := lineage{subtask: x.subtask, prefix: x.prefix, next: x.seq}
+	if x.cur != nil { // not pre-committed: a restore must roll it back
+		l.next = x.cur.seq
+	}
+	b.Raw("next")
+	lineageRows.Append(b, &l)
+}
+
+func (x *txSystem) ReadState(p *checkpoint.Part, slot string, rec arrow.RecordBatch, i int) error {
+	if slot != "next" {
+		return nil
+	}
+	l, _, err := lineageRows.Read(p, rec, i)
+	if err != nil {
+		return fmt.Errorf("%s: next row: %w", p.Path, err)
+	}
+	x.lines = append(x.lines, *l)
+	return nil
+}
+
+// lineageRows are the rows of slot next.
+var lineageRows = txn.Rows[lineage]{Columns: []txn.Column[lineage]{
+	txn.Int("subtask", func(l *lineage) *int { return &l.subtask }),
+	txn.String("transactional_id_prefix", func(l *lineage) *string { return &l.prefix }),
+	txn.Int64("next_seq", func(l *lineage) *int64 { return &l.next }),
+}}
+
+// txCodec is a staged transaction's row: its id, producer id and epoch.
+var txCodec = txn.Rows[kafkaTxn]{Columns: []txn.Column[kafkaTxn]{
+	txn.String("transactional_id", func(t *kafkaTxn) *string { return &t.id }),
+	txn.Int64("producer_id", func(t *kafkaTxn) *int64 { return &t.pid }),
+	txn.Int16("producer_epoch", func(t *kafkaTxn) *int16 { return &t.epoch }),
+}, Valid: func(t *kafkaTxn) bool { return t.id != "" }}
 
 // abortOrphans aborts the ongoing transactions <prefix>-<k>-<seq> with
 // k >= par, k mod par = subtask and k not known, found by listing the
@@ -558,7 +543,7 @@ func retry(do func(ctx context.Context) (int16, error)) error {
 //     aborted at its timeout answers this way on Kafka before 4.0;
 //   - INVALID_TXN_STATE: the coordinator says it was aborted: its rows are
 //     lost, an error.
-func (s *TxSink) commitRecovered(cl *kgo.Client, t pendingTxn) error {
+func (s *TxSink) commitRecovered(cl *kgo.Client, ckpt uint64, t *kafkaTxn) error {
 	req := kmsg.NewPtrEndTxnRequest()
 	req.TransactionalID = t.id
 	req.ProducerID = t.pid
@@ -576,12 +561,12 @@ func (s *TxSink) commitRecovered(cl *kgo.Client, t pendingTxn) error {
 		return nil
 	case errors.Is(err, kerr.ProducerFenced), errors.Is(err, kerr.InvalidProducerEpoch), errors.Is(err, kerr.InvalidProducerIDMapping):
 		fmt.Fprintf(s.warn, "clink: kafka sink '%s': transaction %s of checkpoint %d was ended before (%v); counted as committed. If the brokers aborted it at its timeout instead, its rows are lost: transaction_timeout_ms (%d) must exceed the time a failed job takes to restart\n",
-			s.name, t.id, t.ckpt, err, s.timeout.Milliseconds())
+			s.name, t.id, ckpt, err, s.timeout.Milliseconds())
 		return nil
 	case errors.Is(err, kerr.InvalidTxnState):
-		return fmt.Errorf("transaction %s of checkpoint %d was aborted, its rows are lost (did it outlive transaction_timeout_ms = %d?): %w", t.id, t.ckpt, s.timeout.Milliseconds(), err)
+		return fmt.Errorf("transaction %s of checkpoint %d was aborted, its rows are lost (did it outlive transaction_timeout_ms = %d?): %w", t.id, ckpt, s.timeout.Milliseconds(), err)
 	}
-	return fmt.Errorf("committing transaction %s of checkpoint %d: %w", t.id, t.ckpt, err)
+	return fmt.Errorf("committing transaction %s of checkpoint %d: %w", t.id, ckpt, err)
 }
 
 // abortLingering aborts the transactions of ids <prefix>-<subtask>-<seq>
@@ -618,54 +603,4 @@ func (s *TxSink) abortLingering(cl *kgo.Client, prefix string, subtask int, from
 			return seq, nil
 		}
 	}
-}
-
-// Abort aborts the open transaction; pending ones stay for recovery (a
-// checkpoint that lists them may be complete).
-func (s *TxSink) Abort() error {
-	t := s.cur
-	if t == nil {
-		return nil
-	}
-	s.cur = nil
-	defer t.cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), s.cc.timeout())
-	defer cancel()
-	err := t.cl.AbortBufferedRecords(ctx)
-	if err == nil {
-		err = t.cl.EndTransaction(ctx, kgo.TryAbort)
-	}
-	if err != nil {
-		return s.errorf("aborting transaction %s: %w", t.id, err)
-	}
-	return nil
-}
-
-// Flush is for runs without checkpoints, which this sink refuses.
-func (s *TxSink) Flush() error {
-	if !s.tx {
-		return s.needCheckpoints()
-	}
-	return nil
-}
-
-// Close closes the clients. Closing does not end a transaction: the open
-// one (if Abort was not called) and the pending ones stay for recovery or
-// the brokers' timeout.
-func (s *TxSink) Close() error {
-	if s.cur != nil {
-		s.cur.cl.Close()
-		s.cur = nil
-	}
-	s.mu.Lock()
-	for _, t := range s.pending {
-		t.cl.Close()
-	}
-	s.pending = nil
-	s.mu.Unlock()
-	if s.admin != nil {
-		s.admin.Close()
-		s.admin = nil
-	}
-	return nil
 }

@@ -114,7 +114,11 @@ func (s *Source) next(e int64) int64 {
 		case !s.own[sp]:
 			e = (e/EpochEvents + 1) * EpochEvents
 		case e < s.resume[sp]:
-			e = s.resume[sp]
+			// Split sp resumes later in this epoch, or in a later epoch
+			// of it (the subtask that had it was ahead): skip to there
+			// within this epoch only, the epochs between belong to other
+			// splits.
+			e = min(s.resume[sp], (e/EpochEvents+1)*EpochEvents)
 		default:
 			return e
 		}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 
+	"github.com/clink-dev/clink/connectors/txn"
 	"github.com/clink-dev/clink/engine"
 	"github.com/clink-dev/clink/vector"
 )
@@ -51,11 +51,10 @@ type writer struct {
 	started bool // staging cleaned up (fresh) or restored
 	seq     int
 	cur     *openFile
-
-	mu     sync.Mutex
-	staged []stagedFile // closed and uploaded, not yet published; in order
-	// commitMu makes Commit calls one at a time.
-	commitMu sync.Mutex
+	// closed are the files closed and uploaded since the last
+	// pre-commit, which hands them to the ledger (with transactions).
+	closed []*stagedFile
+	l      *txn.Ledger[*stagedFile] // with transactions (TxSink)
 
 	rowsWritten    atomic.Int64
 	filesPublished atomic.Int64
@@ -69,10 +68,9 @@ type openFile struct {
 	opened time.Time
 }
 
-// stagedFile is a closed file in staging. ckpt is 0 until a snapshot
-// assigns it (and its final name).
+// stagedFile is a closed file in staging. Its final name is given when
+// a checkpoint takes it (with transactions).
 type stagedFile struct {
-	ckpt   uint64
 	staged string // name under the staging location
 	final  string // name under the published location
 	rows   int64
@@ -192,9 +190,7 @@ func (w *writer) roll() error {
 		sf.final = fmt.Sprintf("part-%s-%d-%d.parquet", w.run, w.subtask, w.seq)
 		return w.publish(sf)
 	}
-	w.mu.Lock()
-	w.staged = append(w.staged, sf)
-	w.mu.Unlock()
+	w.closed = append(w.closed, &sf)
 	return nil
 }
 

@@ -165,13 +165,7 @@ func benchCheckpoint(b *testing.B, tx *TxSink, id uint64) {
 	if err := tx.PreCommit(); err != nil {
 		b.Fatal(err)
 	}
-	tx.mu.Lock()
-	for _, p := range tx.pending {
-		if p.ckpt == 0 {
-			p.ckpt = id
-		}
-	}
-	tx.mu.Unlock()
+	tx.Assign(id)
 	if err := tx.Commit(id); err != nil {
 		b.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,12 +13,12 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/clink-dev/clink/checkpoint"
 	"github.com/clink-dev/clink/connectors"
+	"github.com/clink-dev/clink/connectors/txn"
 	"github.com/clink-dev/clink/engine"
 	"github.com/clink-dev/clink/vector"
 )
@@ -58,23 +58,19 @@ type TxSink struct {
 	tg      *target
 	prefix  string
 	subtask int
-	par     int // the job's parallelism (for a fresh start)
 	// ctx is cancelled by Close: it abandons a statement in flight.
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	*txn.Ledger[*pgTxn]
 	conn  *pgx.Conn // the open transaction's (the sink's goroutine only)
 	buf   *buffer
-	tx    bool   // StartTransactions was called
-	ready bool   // lingering transactions resolved, seq known
-	seq   int64  // the next transaction's sequence number
-	cur   *pgTxn // the open transaction (BEGIN sent), or nil
+	seq   int64     // the next transaction's sequence number
+	cur   *pgTxn    // the open transaction (BEGIN sent), or nil
+	lines []lineage // the restored checkpoint's (ReadState)
 
 	ctlMu sync.Mutex // one Commit or recovery at a time
 	ctl   *pgx.Conn  // for COMMIT/ROLLBACK PREPARED
-
-	mu      sync.Mutex
-	pending []*pgTxn // prepared, in order; shared with Commit
 
 	written   atomic.Int64
 	committed atomic.Int64
@@ -83,7 +79,6 @@ type TxSink struct {
 
 // pgTxn is one transaction.
 type pgTxn struct {
-	ckpt uint64 // 0 until a snapshot assigns it
 	gid  string
 	seq  int64
 	rows int64
@@ -92,15 +87,18 @@ type pgTxn struct {
 var (
 	_ engine.TwoPhaseSink  = (*TxSink)(nil)
 	_ engine.StatsReporter = (*TxSink)(nil)
+	_ txn.System[*pgTxn]   = (*txSystem)(nil)
+	_ txn.Extra            = (*txSystem)(nil)
 )
 
 func newTxSink(t *connectors.Table, c *config, tg *target, conn *pgx.Conn) *TxSink {
-	s := &TxSink{name: t.Name, cfg: c, tg: tg, prefix: c.prefix, subtask: t.Runtime.Subtask, par: max(t.Runtime.Parallelism, 1),
+	s := &TxSink{name: t.Name, cfg: c, tg: tg, prefix: c.prefix, subtask: t.Runtime.Subtask,
 		conn: conn, buf: newBuffer(tg, c.upsert), seq: 1}
 	if s.prefix == "" {
 		s.prefix = defaultPrefix(t.Name, c.database, tg.table)
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.Ledger = txn.New(fmt.Sprintf("postgres sink '%s'", s.name), (*txSystem)(s), txCodec, s.subtask, t.Runtime.Parallelism)
 	return s
 }
 
@@ -189,36 +187,14 @@ func (s *TxSink) Stats() map[string]int64 {
 	return map[string]int64{"rows_written": s.written.Load(), "rows_committed": s.committed.Load(), "transactions_committed": s.txns.Load()}
 }
 
-// StartTransactions switches to two-phase commit (checkpoints are on).
-func (s *TxSink) StartTransactions() error {
-	s.tx = true
-	return nil
-}
-
-// start readies a fresh job (one not restored): it rolls back what earlier
-// runs left prepared under the prefix for this subtask's share of
-// subtasks.
-func (s *TxSink) start() error {
-	if s.ready {
-		return nil
-	}
-	s.ctlMu.Lock()
-	defer s.ctlMu.Unlock()
-	if err := s.rollbackLingering([]string{s.prefix}, s.par, s.subtask, nil); err != nil {
-		return s.errorf("%w", err)
-	}
-	s.seq, s.ready = 1, true
-	return nil
-}
-
 // Write encodes the batch's rows; a full buffer goes into the open
 // transaction, begun if need be.
 func (s *TxSink) Write(b *vector.Batch) error {
 	defer b.Release()
-	if !s.tx {
+	if !s.Active() {
 		return s.needCheckpoints()
 	}
-	if err := s.start(); err != nil {
+	if err := s.Ready(); err != nil {
 		return err
 	}
 	if err := s.buf.add(b); err != nil {
@@ -272,113 +248,43 @@ func (s *TxSink) begin(ctx context.Context) error {
 
 // PreCommit sends what is buffered and prepares the open transaction.
 func (s *TxSink) PreCommit() error {
-	if !s.tx {
+	if !s.Active() {
 		return s.needCheckpoints()
 	}
-	if err := s.start(); err != nil {
+	if err := s.Ready(); err != nil {
 		return err
 	}
 	if err := s.sendBuffer(); err != nil {
 		return err
 	}
-	t := s.cur
-	if t == nil {
-		return nil // nothing written since the last barrier
+	return s.Ledger.PreCommit()
+}
+
+// Flush is for runs without checkpoints, which this sink refuses.
+func (s *TxSink) Flush() error {
+	if !s.Active() {
+		return s.needCheckpoints()
 	}
-	ctx, cancel := s.timeout()
-	defer cancel()
-	if err := s.conn.PgConn().Exec(ctx, "PREPARE TRANSACTION "+quoteLiteral(t.gid)).Close(); err != nil {
-		// A failed PREPARE rolls the transaction back.
-		s.cur = nil
-		return s.errorf("%s: PREPARE TRANSACTION %s: %s", s.tg.where, t.gid, describe(err))
-	}
-	s.cur = nil
-	s.mu.Lock()
-	s.pending = append(s.pending, t)
-	s.mu.Unlock()
 	return nil
 }
 
-// txSlots are the sink's state: a row per prepared transaction not yet
-// committed, and one with the subtask's prefix and next seq.
-var txSlots = []checkpoint.Slot{
-	{Name: "pending", Raw: true, Values: []arrow.Field{
-		{Name: "checkpoint_id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "gid", Type: arrow.BinaryTypes.String},
-	}},
-	{Name: "next", Raw: true, Values: []arrow.Field{
-		{Name: "subtask", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "transaction_id_prefix", Type: arrow.BinaryTypes.String},
-		{Name: "next_seq", Type: arrow.PrimitiveTypes.Int64},
-	}},
-}
-
-// SnapshotState assigns the prepared transactions to this checkpoint and
-// records every one not yet committed, and the next seq.
-func (s *TxSink) SnapshotState(snap *engine.Snapshot) error {
-	if !s.tx {
-		return nil
+// Close closes the connections. An open transaction ends with its
+// connection (the server rolls it back); prepared ones stay for recovery.
+func (s *TxSink) Close() error {
+	s.cancel()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if s.conn != nil {
+		s.conn.Close(ctx)
+		s.conn = nil
 	}
-	if err := s.start(); err != nil {
-		return err
-	}
-	next := s.seq
-	if s.cur != nil { // not prepared: a restore rolls it back
-		next = s.cur.seq
-	}
-	s.mu.Lock()
-	for _, t := range s.pending {
-		if t.ckpt == 0 {
-			t.ckpt = snap.ID
-		}
-	}
-	pending := make([]pgTxn, len(s.pending))
-	for i, t := range s.pending {
-		pending[i] = *t
-	}
-	s.mu.Unlock()
-	p, err := snap.Open(txSlots)
-	if err != nil {
-		return err
-	}
-	b := checkpoint.NewRowBuilder(snap.Mem, p.Schema())
-	defer b.Release()
-	for _, t := range pending {
-		b.Raw("pending")
-		b.Value("checkpoint_id").(*array.Int64Builder).Append(int64(t.ckpt))
-		b.Value("gid").(*array.StringBuilder).Append(t.gid)
-	}
-	b.Raw("next")
-	b.Value("subtask").(*array.Int64Builder).Append(int64(s.subtask))
-	b.Value("transaction_id_prefix").(*array.StringBuilder).Append(s.prefix)
-	b.Value("next_seq").(*array.Int64Builder).Append(next)
-	return p.WriteRows(b)
-}
-
-// Commit commits the prepared transactions of checkpoints up to id, in
-// order.
-func (s *TxSink) Commit(id uint64) error {
+	s.cur = nil
 	s.ctlMu.Lock()
-	defer s.ctlMu.Unlock()
-	s.mu.Lock()
-	var due []*pgTxn
-	for _, t := range s.pending {
-		if t.ckpt == 0 || t.ckpt > id {
-			break
-		}
-		due = append(due, t)
+	if s.ctl != nil {
+		s.ctl.Close(ctx)
+		s.ctl = nil
 	}
-	s.mu.Unlock()
-	for _, t := range due {
-		if err := s.commitPrepared(t.gid); err != nil {
-			return s.errorf("committing transaction %s of checkpoint %d: %w", t.gid, t.ckpt, err)
-		}
-		s.mu.Lock()
-		s.pending = s.pending[1:] // only Commit removes, from the front
-		s.mu.Unlock()
-		s.committed.Add(t.rows)
-		s.txns.Add(1)
-	}
+	s.ctlMu.Unlock()
 	return nil
 }
 
@@ -453,12 +359,6 @@ func (s *TxSink) rollbackLingering(prefixes []string, par, subtask int, keep map
 	return nil
 }
 
-// listed is a transaction a checkpoint lists.
-type listed struct {
-	ckpt uint64
-	gid  string
-}
-
 // lineage is where one subtask's transactions continued after a
 // checkpoint.
 type lineage struct {
@@ -467,86 +367,43 @@ type lineage struct {
 	next    int64
 }
 
-// RestoreState commits the transactions the checkpoint lists and rolls
-// back the other prepared transactions of this subtask's share (see
-// TxSink).
-func (s *TxSink) RestoreState(r *engine.Restore) error {
-	if !s.tx {
-		return s.errorf("restore without transactions")
+// txSystem is the sink's side of the ledger: prepared transactions.
+type txSystem TxSink
+
+// PreCommit prepares the open transaction (its rows were sent).
+func (x *txSystem) PreCommit() ([]*pgTxn, error) {
+	s := (*TxSink)(x)
+	t := s.cur
+	if t == nil {
+		return nil, nil // nothing written since the last barrier
 	}
-	par := max(r.Parallelism, 1)
-	var txns []listed
-	var lines []lineage
-	for _, part := range r.Parts {
-		var pt []listed
-		var ln *lineage
-		for _, rec := range part.Records {
-			slot, _ := rec.Column(0).(*array.String)
-			if slot == nil {
-				return s.errorf("%s: no slot column", part.Path)
-			}
-			for i := 0; i < int(rec.NumRows()); i++ {
-				switch slot.Value(i) {
-				case "pending":
-					ck, _ := checkpoint.Column(rec, "checkpoint_id").(*array.Int64)
-					g, _ := checkpoint.Column(rec, "gid").(*array.String)
-					if ck == nil || g == nil || g.Value(i) == "" {
-						return s.errorf("%s: bad pending row %d", part.Path, i)
-					}
-					pt = append(pt, listed{ckpt: uint64(ck.Value(i)), gid: g.Value(i)})
-				case "next":
-					sub, _ := checkpoint.Column(rec, "subtask").(*array.Int64)
-					prefix, _ := checkpoint.Column(rec, "transaction_id_prefix").(*array.String)
-					next, _ := checkpoint.Column(rec, "next_seq").(*array.Int64)
-					if sub == nil || prefix == nil || next == nil || ln != nil {
-						return s.errorf("%s: bad next row %d", part.Path, i)
-					}
-					ln = &lineage{subtask: int(sub.Value(i)), prefix: prefix.Value(i), next: next.Value(i)}
-				}
-			}
-		}
-		if ln == nil {
-			return s.errorf("%s: no next row", part.Path)
-		}
-		if ln.subtask%par == r.Subtask {
-			txns = append(txns, pt...)
-			lines = append(lines, *ln)
-		}
+	ctx, cancel := s.timeout()
+	defer cancel()
+	s.cur = nil // a failed PREPARE rolls the transaction back
+	if err := s.conn.PgConn().Exec(ctx, "PREPARE TRANSACTION "+quoteLiteral(t.gid)).Close(); err != nil {
+		return nil, s.errorf("%s: PREPARE TRANSACTION %s: %s", s.tg.where, t.gid, describe(err))
 	}
-	sort.SliceStable(txns, func(i, j int) bool { return txns[i].ckpt < txns[j].ckpt })
+	return []*pgTxn{t}, nil
+}
+
+// Commit runs COMMIT PREPARED for each, from the control connection.
+func (x *txSystem) Commit(id uint64, txns []*pgTxn) error {
+	s := (*TxSink)(x)
 	s.ctlMu.Lock()
 	defer s.ctlMu.Unlock()
-	keep := map[string]bool{}
 	for _, t := range txns {
 		if err := s.commitPrepared(t.gid); err != nil {
-			return s.errorf("restoring checkpoint %d: committing transaction %s: %w", r.ID, t.gid, err)
+			return s.errorf("committing transaction %s of checkpoint %d: %w", t.gid, id, err)
 		}
-		keep[t.gid] = true
+		s.committed.Add(t.rows)
+		s.txns.Add(1)
 	}
-	prefixes := []string{s.prefix}
-	s.seq = 1
-	for _, l := range lines {
-		if l.prefix == s.prefix && l.subtask == s.subtask {
-			s.seq = l.next
-		}
-		found := false
-		for _, p := range prefixes {
-			found = found || p == l.prefix
-		}
-		if !found {
-			prefixes = append(prefixes, l.prefix)
-		}
-	}
-	if err := s.rollbackLingering(prefixes, par, r.Subtask, keep); err != nil {
-		return s.errorf("restoring checkpoint %d: %w", r.ID, err)
-	}
-	s.ready = true
 	return nil
 }
 
-// Abort rolls back the open transaction; prepared ones stay for recovery
-// (a checkpoint that lists them may be complete).
-func (s *TxSink) Abort() error {
+// Abort rolls back the open transaction.
+func (x *txSystem) Abort() error {
+	s := (*TxSink)(x)
 	s.buf.reset()
 	t := s.cur
 	if t == nil {
@@ -564,30 +421,73 @@ func (s *TxSink) Abort() error {
 	return nil
 }
 
-// Flush is for runs without checkpoints, which this sink refuses.
-func (s *TxSink) Flush() error {
-	if !s.tx {
-		return s.needCheckpoints()
+// Recover rolls back every prepared transaction of the prefixes (ours,
+// and those the checkpoint's subtasks used) in this subtask's share that
+// the checkpoint does not list, and continues the subtask's sequence.
+func (x *txSystem) Recover(r *txn.Recovery[*pgTxn]) error {
+	s := (*TxSink)(x)
+	s.ctlMu.Lock()
+	defer s.ctlMu.Unlock()
+	keep := map[string]bool{}
+	for _, t := range r.Committed {
+		keep[t.Txn.gid] = true
+	}
+	prefixes := []string{s.prefix}
+	s.seq = 1
+	for _, l := range s.lines {
+		if !r.Owns(l.subtask) {
+			continue
+		}
+		if l.prefix == s.prefix && l.subtask == s.subtask {
+			s.seq = l.next
+		}
+		if !slices.Contains(prefixes, l.prefix) {
+			prefixes = append(prefixes, l.prefix)
+		}
+	}
+	s.lines = nil
+	if err := s.rollbackLingering(prefixes, r.Parallelism, r.Subtask, keep); err != nil {
+		if r.Checkpoint == 0 {
+			return s.errorf("%w", err)
+		}
+		return s.errorf("restoring checkpoint %d: %w", r.Checkpoint, err)
 	}
 	return nil
 }
 
-// Close closes the connections. An open transaction ends with its
-// connection (the server rolls it back); prepared ones stay for recovery.
-func (s *TxSink) Close() error {
-	s.cancel()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if s.conn != nil {
-		s.conn.Close(ctx)
-		s.conn = nil
+// Slots: besides the staged transactions, where each subtask's next
+// transaction id starts (its prefix and seq).
+func (x *txSystem) Slots() []checkpoint.Slot { return []checkpoint.Slot{lineageRows.Slot("next")} }
+
+func (x *txSystem) AppendState(b *checkpoint.RowBuilder) {
+	l := lineage{subtask: x.subtask, prefix: x.prefix, next: x.seq}
+	if x.cur != nil { // not pre-committed: a restore must roll it back
+		l.next = x.cur.seq
 	}
-	s.cur = nil
-	s.ctlMu.Lock()
-	if s.ctl != nil {
-		s.ctl.Close(ctx)
-		s.ctl = nil
+	b.Raw("next")
+	lineageRows.Append(b, &l)
+}
+
+func (x *txSystem) ReadState(p *checkpoint.Part, slot string, rec arrow.RecordBatch, i int) error {
+	if slot != "next" {
+		return nil
 	}
-	s.ctlMu.Unlock()
+	l, _, err := lineageRows.Read(p, rec, i)
+	if err != nil {
+		return fmt.Errorf("%s: next row: %w", p.Path, err)
+	}
+	x.lines = append(x.lines, *l)
 	return nil
 }
+
+// lineageRows are the rows of slot next.
+var lineageRows = txn.Rows[lineage]{Columns: []txn.Column[lineage]{
+	txn.Int("subtask", func(l *lineage) *int { return &l.subtask }),
+	txn.String("transaction_id_prefix", func(l *lineage) *string { return &l.prefix }),
+	txn.Int64("next_seq", func(l *lineage) *int64 { return &l.next }),
+}}
+
+// txCodec is a prepared transaction's row: its global id.
+var txCodec = txn.Rows[pgTxn]{Columns: []txn.Column[pgTxn]{
+	txn.String("gid", func(t *pgTxn) *string { return &t.gid }),
+}, Valid: func(t *pgTxn) bool { return t.gid != "" }}
