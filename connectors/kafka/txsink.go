@@ -61,7 +61,7 @@ type TxSink struct {
 	*txn.Ledger[*kafkaTxn]
 	seq   int64 // the next transaction's sequence number
 	cur   *kafkaTxn
-	lines []lineage // the restored checkpoint's (ReadState)
+	lines []txn.Lineage // the restored checkpoint's (ReadState)
 	// restoring is the checkpoint RestoreState restores.
 	restoring uint64
 
@@ -358,20 +358,20 @@ func (x *txSystem) Recover(r *txn.Recovery[*kafkaTxn]) error {
 		s.seq = next
 		return nil
 	}
-	var lines []lineage
+	var lines []txn.Lineage
 	for _, l := range s.lines {
-		if r.Owns(l.subtask) {
+		if r.Owns(l.Subtask) {
 			lines = append(lines, l)
 		}
 	}
 	s.lines = nil
 	own := false
 	for _, l := range lines {
-		if _, err := s.abortLingering(rc, l.prefix, l.subtask, l.next); err != nil {
+		if _, err := s.abortLingering(rc, l.Prefix, l.Subtask, l.Next); err != nil {
 			return s.errorf("restoring checkpoint %d: %w", r.Checkpoint, err)
 		}
-		if l.prefix == s.prefix && l.subtask == s.subtask {
-			s.seq, own = l.next, true
+		if l.Prefix == s.prefix && l.Subtask == s.subtask {
+			s.seq, own = l.Next, true
 		}
 	}
 	if !own { // a new subtask or prefix: as a fresh start
@@ -388,8 +388,8 @@ func (x *txSystem) Recover(r *txn.Recovery[*kafkaTxn]) error {
 	// (k mod parallelism = subtask) and that no restored lineage names.
 	known := map[int]bool{}
 	for _, l := range lines {
-		if l.prefix == s.prefix {
-			known[l.subtask] = true
+		if l.Prefix == s.prefix {
+			known[l.Subtask] = true
 		}
 	}
 	if err := s.abortOrphans(rc, r.Parallelism, r.Subtask, known); err != nil {
@@ -398,45 +398,26 @@ func (x *txSystem) Recover(r *txn.Recovery[*kafkaTxn]) error {
 	return nil
 }
 
-// lineage is where one subtask's transaction ids continued after a
-// checkpoint.
-type lineage struct {
-	subtask int
-	prefix  string
-	next    int64
-}
-
 // Slots: besides the staged transactions, where each subtask's next
 // transaction id starts (its prefix and seq).
-func (x *txSystem) Slots() []checkpoint.Slot { return []checkpoint.Slot{lineageRows.Slot("next")} }
+func (x *txSystem) Slots() []checkpoint.Slot { return lineages.Slots() }
 
 func (x *txSystem) AppendState(b *checkpoint.RowBuilder) {
-	l := lineage{subtask: x.subtask, prefix: x.prefix, next: x.seq}
+	l := txn.Lineage{Subtask: x.subtask, Prefix: x.prefix, Next: x.seq}
 	if x.cur != nil { // not pre-committed: a restore must roll it back
-		l.next = x.cur.seq
+		l.Next = x.cur.seq
 	}
-	b.Raw("next")
-	lineageRows.Append(b, &l)
+	lineages.Append(b, l)
 }
 
 func (x *txSystem) ReadState(p *checkpoint.Part, slot string, rec arrow.RecordBatch, i int) error {
-	if slot != "next" {
-		return nil
-	}
-	l, _, err := lineageRows.Read(p, rec, i)
-	if err != nil {
-		return fmt.Errorf("%s: next row: %w", p.Path, err)
-	}
-	x.lines = append(x.lines, *l)
-	return nil
+	var err error
+	x.lines, err = lineages.Read(x.lines, p, slot, rec, i)
+	return err
 }
 
-// lineageRows are the rows of slot next.
-var lineageRows = txn.Rows[lineage]{Columns: []txn.Column[lineage]{
-	txn.Int("subtask", func(l *lineage) *int { return &l.subtask }),
-	txn.String("transactional_id_prefix", func(l *lineage) *string { return &l.prefix }),
-	txn.Int64("next_seq", func(l *lineage) *int64 { return &l.next }),
-}}
+// lineages are the rows of slot next.
+var lineages = txn.NewLineages("transactional_id_prefix")
 
 // txCodec is a staged transaction's row: its id, producer id and epoch.
 var txCodec = txn.Rows[kafkaTxn]{Columns: []txn.Column[kafkaTxn]{

@@ -65,9 +65,9 @@ type TxSink struct {
 	*txn.Ledger[*pgTxn]
 	conn  *pgx.Conn // the open transaction's (the sink's goroutine only)
 	buf   *buffer
-	seq   int64     // the next transaction's sequence number
-	cur   *pgTxn    // the open transaction (BEGIN sent), or nil
-	lines []lineage // the restored checkpoint's (ReadState)
+	seq   int64         // the next transaction's sequence number
+	cur   *pgTxn        // the open transaction (BEGIN sent), or nil
+	lines []txn.Lineage // the restored checkpoint's (ReadState)
 
 	ctlMu sync.Mutex // one Commit or recovery at a time
 	ctl   *pgx.Conn  // for COMMIT/ROLLBACK PREPARED
@@ -359,14 +359,6 @@ func (s *TxSink) rollbackLingering(prefixes []string, par, subtask int, keep map
 	return nil
 }
 
-// lineage is where one subtask's transactions continued after a
-// checkpoint.
-type lineage struct {
-	subtask int
-	prefix  string
-	next    int64
-}
-
 // txSystem is the sink's side of the ledger: prepared transactions.
 type txSystem TxSink
 
@@ -435,14 +427,14 @@ func (x *txSystem) Recover(r *txn.Recovery[*pgTxn]) error {
 	prefixes := []string{s.prefix}
 	s.seq = 1
 	for _, l := range s.lines {
-		if !r.Owns(l.subtask) {
+		if !r.Owns(l.Subtask) {
 			continue
 		}
-		if l.prefix == s.prefix && l.subtask == s.subtask {
-			s.seq = l.next
+		if l.Prefix == s.prefix && l.Subtask == s.subtask {
+			s.seq = l.Next
 		}
-		if !slices.Contains(prefixes, l.prefix) {
-			prefixes = append(prefixes, l.prefix)
+		if !slices.Contains(prefixes, l.Prefix) {
+			prefixes = append(prefixes, l.Prefix)
 		}
 	}
 	s.lines = nil
@@ -457,35 +449,24 @@ func (x *txSystem) Recover(r *txn.Recovery[*pgTxn]) error {
 
 // Slots: besides the staged transactions, where each subtask's next
 // transaction id starts (its prefix and seq).
-func (x *txSystem) Slots() []checkpoint.Slot { return []checkpoint.Slot{lineageRows.Slot("next")} }
+func (x *txSystem) Slots() []checkpoint.Slot { return lineages.Slots() }
 
 func (x *txSystem) AppendState(b *checkpoint.RowBuilder) {
-	l := lineage{subtask: x.subtask, prefix: x.prefix, next: x.seq}
+	l := txn.Lineage{Subtask: x.subtask, Prefix: x.prefix, Next: x.seq}
 	if x.cur != nil { // not pre-committed: a restore must roll it back
-		l.next = x.cur.seq
+		l.Next = x.cur.seq
 	}
-	b.Raw("next")
-	lineageRows.Append(b, &l)
+	lineages.Append(b, l)
 }
 
 func (x *txSystem) ReadState(p *checkpoint.Part, slot string, rec arrow.RecordBatch, i int) error {
-	if slot != "next" {
-		return nil
-	}
-	l, _, err := lineageRows.Read(p, rec, i)
-	if err != nil {
-		return fmt.Errorf("%s: next row: %w", p.Path, err)
-	}
-	x.lines = append(x.lines, *l)
-	return nil
+	var err error
+	x.lines, err = lineages.Read(x.lines, p, slot, rec, i)
+	return err
 }
 
-// lineageRows are the rows of slot next.
-var lineageRows = txn.Rows[lineage]{Columns: []txn.Column[lineage]{
-	txn.Int("subtask", func(l *lineage) *int { return &l.subtask }),
-	txn.String("transaction_id_prefix", func(l *lineage) *string { return &l.prefix }),
-	txn.Int64("next_seq", func(l *lineage) *int64 { return &l.next }),
-}}
+// lineages are the rows of slot next.
+var lineages = txn.NewLineages("transaction_id_prefix")
 
 // txCodec is a prepared transaction's row: its global id.
 var txCodec = txn.Rows[pgTxn]{Columns: []txn.Column[pgTxn]{
