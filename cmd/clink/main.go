@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/debug"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -34,6 +35,41 @@ usage:
 Run 'clink <command> -h' for a command's flags.
 `
 
+// versionString is the -ldflags stamp (make build), or else, for a plain
+// `go build`/`go install`, the module version or VCS revision that the Go
+// toolchain recorded in the binary.
+func versionString() string {
+	if version != "0.1.0-dev" {
+		return version
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return version
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	rev, dirty := "", false
+	for _, st := range bi.Settings {
+		switch st.Key {
+		case "vcs.revision":
+			rev = st.Value
+		case "vcs.modified":
+			dirty = st.Value == "true"
+		}
+	}
+	if rev == "" {
+		return version
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "-dirty"
+	}
+	return version + "+" + rev
+}
+
 func main() {
 	os.Exit(run(os.Args[1:]))
 }
@@ -45,7 +81,7 @@ func run(args []string) int {
 	}
 	switch args[0] {
 	case "--version", "-version", "version":
-		fmt.Println("clink", version)
+		fmt.Println("clink", versionString())
 		return 0
 	case "-h", "--help", "help":
 		fmt.Print(usage)
