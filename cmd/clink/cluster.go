@@ -32,13 +32,17 @@ func cmdCoordinator(args []string) int {
 	c, err := cluster.NewCoordinator(cluster.CoordinatorConfig{FlightAddr: *addr, HTTPAddr: *httpAddr, CheckpointDir: *dir,
 		Token: os.Getenv("CLINK_AUTH_TOKEN"), Heartbeat: *beat, MaxRestarts: *restarts, RestartDelay: *delay,
 		CheckpointInterval: *interval, Connectors: builtin.Registry(), Log: os.Stderr})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
-		return 1
+	return serve(c, err)
+}
+
+// serve runs a cluster role until SIGINT or SIGTERM.
+func serve(role interface{ Run(context.Context) error }, err error) int {
+	if err == nil {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		err = role.Run(ctx)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := c.Run(ctx); err != nil {
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 1
 	}
@@ -56,17 +60,7 @@ func cmdWorker(args []string) int {
 	}
 	w, err := cluster.NewWorker(cluster.WorkerConfig{ID: *id, Coordinator: *coord, Addr: *addr, Slots: *slots,
 		Token: os.Getenv("CLINK_AUTH_TOKEN"), Connectors: builtin.Registry(), Stdout: os.Stdout, Log: os.Stderr})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
-		return 1
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := w.Run(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
-		return 1
-	}
-	return 0
+	return serve(w, err)
 }
 
 func cmdBenchShuffle(args []string) int {
