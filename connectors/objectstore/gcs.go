@@ -26,7 +26,7 @@ import (
 // reached through gocloud.dev/blob (as S3 is): gcsblob is built on
 // cloud.google.com/go/storage, whose gRPC transport (xDS, Envoy's
 // protos), metrics and telemetry are linked and initialized in every
-// clink-lake process, S3 and local jobs too: measured, 29 MB more binary,
+// clink process, S3 and local jobs too: measured, 29 MB more binary,
 // 13 MB more resident memory at start, and uploads to fake-gcs-server at
 // 40 % of the throughput (docs/objectstore.md). The five calls a sink
 // makes are simple. Requests are retried on 429, 5xx and transport
