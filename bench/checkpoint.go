@@ -30,7 +30,7 @@ type StateMeasure struct {
 var sensorsSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "sensor_id", Type: arrow.BinaryTypes.String},
 	{Name: "ts", Type: arrow.PrimitiveTypes.Int64},
-	{Name: "temperature", Type: arrow.PrimitiveTypes.Float64},
+	{Name: "temp_c", Type: arrow.PrimitiveTypes.Float64},
 }, nil)
 
 // sensorsAgg is the sensors query's window aggregate.

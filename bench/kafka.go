@@ -20,7 +20,7 @@ import (
 // the end offsets it finds at start-up, whose query is query (over a table
 // readings, into a table sink with sinkCols, connector sink).
 func KafkaSQL(brokers, topic, sinkCols, sink, query string) string {
-	return fmt.Sprintf(`CREATE TABLE readings (sensor_id STRING, ts BIGINT, temperature DOUBLE) WITH (
+	return fmt.Sprintf(`CREATE TABLE readings (sensor_id STRING, ts BIGINT, temp_c DOUBLE) WITH (
   'connector' = 'kafka', 'brokers' = %s, 'topic' = %s, 'format' = 'json',
   'event_time_column' = 'ts', 'watermark_lag_ms' = '3000', 'scan_bounded' = 'latest');
 CREATE TABLE sink (%s) WITH ('connector' = '%s');
@@ -30,7 +30,7 @@ CREATE TABLE sink (%s) WITH ('connector' = '%s');
 // KafkaDecodeSQL reads every record of the topic into Arrow and discards
 // the rows: the cost of consuming and decoding, nothing else.
 func KafkaDecodeSQL(brokers, topic string) string {
-	return KafkaSQL(brokers, topic, "sensor_id STRING, ts BIGINT, temperature DOUBLE", "blackhole", "INSERT INTO sink SELECT * FROM readings")
+	return KafkaSQL(brokers, topic, "sensor_id STRING, ts BIGINT, temp_c DOUBLE", "blackhole", "INSERT INTO sink SELECT * FROM readings")
 }
 
 // KafkaSensorsSQL is the sensors query over the topic into a blackhole.

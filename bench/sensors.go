@@ -45,15 +45,15 @@ func (m Measure) CPUPerMillion() float64 { return m.CPU.Seconds() / (float64(m.E
 // readings, writing to a table named sink.
 const SensorsQuery = `INSERT INTO sink
 SELECT sensor_id, window_start, window_end,
-       COUNT(*) AS readings, AVG(temperature) AS avg_temp,
-       MIN(temperature) AS min_temp, MAX(temperature) AS max_temp
+       COUNT(*) AS readings, AVG(temp_c) AS avg_temp,
+       MIN(temp_c) AS min_temp, MAX(temp_c) AS max_temp
 FROM readings
 GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor_id`
 
 // SensorsSQL is the whole script over a readings file and a sink
 // connector ("blackhole" or "print").
 func SensorsSQL(path, sink string) string {
-	return fmt.Sprintf(`CREATE TABLE readings (sensor_id STRING, ts BIGINT, temperature DOUBLE) WITH (
+	return fmt.Sprintf(`CREATE TABLE readings (sensor_id STRING, ts BIGINT, temp_c DOUBLE) WITH (
   'connector' = 'file', 'path' = %s, 'format' = 'json',
   'event_time_column' = 'ts', 'watermark_lag_ms' = '3000');
 CREATE TABLE sink (sensor_id STRING, window_start BIGINT, window_end BIGINT, readings BIGINT,
@@ -211,9 +211,9 @@ func HandLoop(path string, lagMS int64) (int64, error) {
 	return emitted, nil
 }
 
-// handParse reads {"sensor_id":"...","ts":N,"temperature":X} by position.
+// handParse reads {"sensor_id":"...","ts":N,"temp_c":X} by position.
 func handParse(line []byte) (id []byte, ts int64, temp float64, ok bool) {
-	const p1, p2, p3 = `{"sensor_id":"`, `","ts":`, `,"temperature":`
+	const p1, p2, p3 = `{"sensor_id":"`, `","ts":`, `,"temp_c":`
 	if !bytes.HasPrefix(line, []byte(p1)) {
 		return nil, 0, 0, false
 	}

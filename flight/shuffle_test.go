@@ -146,7 +146,7 @@ func TestShuffleAuth(t *testing.T) {
 // sensorBatch is a batch shaped like the sensors pipeline's rows before
 // the exchange: a string key, an int64 and a float64 per row.
 func sensorBatch(mem memory.Allocator, n int) *vector.Batch {
-	schema := arrow.NewSchema([]arrow.Field{{Name: "sensor_id", Type: arrow.BinaryTypes.String}, {Name: "ts", Type: arrow.PrimitiveTypes.Int64}, {Name: "temperature", Type: arrow.PrimitiveTypes.Float64}}, nil)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "sensor_id", Type: arrow.BinaryTypes.String}, {Name: "ts", Type: arrow.PrimitiveTypes.Int64}, {Name: "temp_c", Type: arrow.PrimitiveTypes.Float64}}, nil)
 	b := array.NewRecordBuilder(mem, schema)
 	defer b.Release()
 	for i := range n {

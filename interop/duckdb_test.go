@@ -27,7 +27,7 @@ import (
 var (
 	aggSlots = []checkpoint.Slot{
 		{Name: "window_agg", Values: []arrow.Field{
-			{Name: "sum_temperature", Type: &arrow.Decimal128Type{Precision: 18, Scale: 2}},
+			{Name: "sum_temp_c", Type: &arrow.Decimal128Type{Precision: 18, Scale: 2}},
 			{Name: "cnt", Type: arrow.PrimitiveTypes.Int64},
 			{Name: "last_reading", Type: arrow.FixedWidthTypes.Timestamp_ms},
 		}},
@@ -97,7 +97,7 @@ func writeCheckpoint(t *testing.T, dir string) *checkpoint.Checkpoint {
 	agg := func(b *checkpoint.RowBuilder, kg int32, key string, start int64, sum int64, cnt int64, last int64) {
 		b.Windowed("window_agg", kg, key, start, start+minute)
 		if cnt > 0 {
-			b.Value("sum_temperature").(*array.Decimal128Builder).Append(decimal128.FromI64(sum))
+			b.Value("sum_temp_c").(*array.Decimal128Builder).Append(decimal128.FromI64(sum))
 			b.Value("last_reading").(*array.TimestampBuilder).Append(arrow.Timestamp(last))
 		}
 		b.Value("cnt").(*array.Int64Builder).Append(cnt)
@@ -214,12 +214,12 @@ func TestDuckDBReadsExportedState(t *testing.T) {
 
 	check(t, "column types", query(t, db, "SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM "+pq("window_agg-0.parquet")+")"),
 		"slot | VARCHAR", "key_group | INTEGER", "key | VARCHAR", "window_start | BIGINT", "window_end | BIGINT",
-		"sum_temperature | DECIMAL(18,2)", "cnt | BIGINT", "last_reading | TIMESTAMP WITH TIME ZONE",
+		"sum_temp_c | DECIMAL(18,2)", "cnt | BIGINT", "last_reading | TIMESTAMP WITH TIME ZONE",
 		"b | BOOLEAN", "i8 | TINYINT", "u64 | UBIGINT", "f32 | FLOAT", "ls | VARCHAR", "bin | BLOB", "fixed | BLOB", "d | DATE",
 		"ts_us | TIMESTAMP", "big | DECIMAL(38,10)", "tags | VARCHAR[]", "pt | STRUCT(x INTEGER, y VARCHAR)", "attrs | MAP(VARCHAR, BIGINT)")
 
 	// Keys and typed values across both subtasks' files.
-	check(t, "window_agg rows", query(t, db, `SELECT key, key_group, window_start, window_end, sum_temperature::VARCHAR, cnt,
+	check(t, "window_agg rows", query(t, db, `SELECT key, key_group, window_start, window_end, sum_temp_c::VARCHAR, cnt,
 		strftime(last_reading AT TIME ZONE 'UTC', '%Y-%m-%d %H:%M:%S.%g')
 		FROM `+pq("window_agg-*.parquet")+` WHERE slot = 'window_agg' ORDER BY key, window_start`),
 		`["sensor-01"] | 17 | 1772352000000 | 1772352060000 | 215.40 | 10 | 2026-03-01 08:00:59.123`,

@@ -10,7 +10,7 @@
 //   - Tick t = 0..Ticks-1 has event time ts = StartMs + 1000*t (epoch ms).
 //   - The reading of sensor s at tick t is, in tenths of a degree,
 //     Tenths(s, t) = 150 + ((s*7919 + t*104729) mod 211) + (t/60)*3
-//     (integer division); its temperature is Tenths/10, written with
+//     (integer division); its temp_c is Tenths/10, written with
 //     exactly one decimal.
 //   - Emission: for each block b = 0..Ticks-1, the readings of tick b of
 //     every sensor except the late one, in sensor order; then, if
@@ -157,13 +157,13 @@ func AppendTemperature(dst []byte, tenths int64) []byte {
 }
 
 // AppendRecord appends one JSON line (with trailing '\n'):
-// {"sensor_id":"<id>","ts":<ts>,"temperature":<t>}
+// {"sensor_id":"<id>","ts":<ts>,"temp_c":<t>}
 func AppendRecord(dst []byte, id string, ts, tenths int64) []byte {
 	dst = append(dst, `{"sensor_id":"`...)
 	dst = append(dst, id...)
 	dst = append(dst, `","ts":`...)
 	dst = strconv.AppendInt(dst, ts, 10)
-	dst = append(dst, `,"temperature":`...)
+	dst = append(dst, `,"temp_c":`...)
 	dst = AppendTemperature(dst, tenths)
 	return append(dst, '}', '\n')
 }

@@ -133,12 +133,12 @@ func TestClusterSensorsParallelism(t *testing.T) {
 	for _, par := range []int{1, 2, 4} {
 		out := filepath.Join(dir, fmt.Sprintf("out-%d", par))
 		sqlFile := filepath.Join(dir, fmt.Sprintf("sensors%d.sql", par))
-		sql := `CREATE TABLE readings (sensor_id STRING, ts BIGINT, temperature DOUBLE) WITH (
+		sql := `CREATE TABLE readings (sensor_id STRING, ts BIGINT, temp_c DOUBLE) WITH (
   'connector' = 'file', 'path' = '` + in + `', 'event_time_column' = 'ts', 'watermark_lag_ms' = '3000');
 CREATE TABLE sensor_windows (sensor_id STRING, window_start BIGINT, window_end BIGINT,
   readings BIGINT, avg_temp DOUBLE, min_temp DOUBLE, max_temp DOUBLE) WITH ('connector' = 'file', 'path' = '` + out + `');
 INSERT INTO sensor_windows
-SELECT sensor_id, window_start, window_end, COUNT(*), AVG(temperature), MIN(temperature), MAX(temperature)
+SELECT sensor_id, window_start, window_end, COUNT(*), AVG(temp_c), MIN(temp_c), MAX(temp_c)
 FROM readings GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor_id;`
 		os.WriteFile(sqlFile, []byte(sql), 0o644)
 		id := submitJob(t, bin, coord, "--parallelism", strconv.Itoa(par), sqlFile)
@@ -190,7 +190,7 @@ func TestClusterWorkerSIGKILL(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	sqlFile := filepath.Join(dir, "pipeline.sql")
 	sql := `SET 'execution.checkpointing.interval' = '200ms';
-CREATE TABLE readings (sensor_id STRING, ts BIGINT, temperature DOUBLE) WITH (
+CREATE TABLE readings (sensor_id STRING, ts BIGINT, temp_c DOUBLE) WITH (
   'connector' = 'kafka', 'brokers' = '` + addr + `', 'topic' = 'readings',
   'event_time_column' = 'ts', 'watermark_lag_ms' = '3000');
 CREATE TABLE sensor_windows (sensor_id STRING, window_start BIGINT, window_end BIGINT,
@@ -201,10 +201,10 @@ CREATE TABLE window_topic (sensor_id STRING, window_start BIGINT, window_end BIG
   'connector' = 'kafka', 'brokers' = '` + addr + `', 'topic' = 'windows', 'key_column' = 'sensor_id',
   'delivery_guarantee' = 'exactly_once');
 INSERT INTO sensor_windows
-SELECT sensor_id, window_start, window_end, COUNT(*), AVG(temperature), MIN(temperature), MAX(temperature)
+SELECT sensor_id, window_start, window_end, COUNT(*), AVG(temp_c), MIN(temp_c), MAX(temp_c)
 FROM readings GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor_id;
 INSERT INTO window_topic
-SELECT sensor_id, window_start, window_end, COUNT(*), AVG(temperature), MIN(temperature), MAX(temperature)
+SELECT sensor_id, window_start, window_end, COUNT(*), AVG(temp_c), MIN(temp_c), MAX(temp_c)
 FROM readings GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor_id;
 `
 	if err := os.WriteFile(sqlFile, []byte(sql), 0o644); err != nil {

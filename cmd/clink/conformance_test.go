@@ -36,9 +36,9 @@ import (
 // sensorColumns are the sensor pipeline's input and output columns and its
 // query (pipeline.sql's).
 const (
-	sensorColumns = "sensor_id STRING, ts BIGINT, temperature DOUBLE"
+	sensorColumns = "sensor_id STRING, ts BIGINT, temp_c DOUBLE"
 	windowColumns = "sensor_id STRING, window_start BIGINT, window_end BIGINT, readings BIGINT, avg_temp DOUBLE, min_temp DOUBLE, max_temp DOUBLE"
-	windowQuery   = "SELECT sensor_id, window_start, window_end, COUNT(*), AVG(temperature), MIN(temperature), MAX(temperature) FROM input GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor_id"
+	windowQuery   = "SELECT sensor_id, window_start, window_end, COUNT(*), AVG(temp_c), MIN(temp_c), MAX(temp_c) FROM input GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor_id"
 )
 
 // sensorCheck checks rows with the verifier against workload c.
@@ -74,7 +74,7 @@ func sensorRecords(c workload.Config) []conformance.Record {
 	})
 	end := c.TS(c.Ticks) + 24*3600*1000
 	for p := range int32(4) {
-		recs = append(recs, conformance.Record{Partition: p, Value: fmt.Appendf(nil, `{"sensor_id":"~end","ts":%d,"temperature":0}`, end)})
+		recs = append(recs, conformance.Record{Partition: p, Value: fmt.Appendf(nil, `{"sensor_id":"~end","ts":%d,"temp_c":0}`, end)})
 	}
 	return recs
 }

@@ -49,14 +49,14 @@ func TestIcebergCluster(t *testing.T) {
 	catalogDB := filepath.Join(dir, "catalog.db")
 	warehouse := filepath.Join(dir, "warehouse")
 	sqlFile := filepath.Join(dir, "sensors.sql")
-	sql := `CREATE TABLE readings (sensor_id STRING, ts BIGINT, temperature DOUBLE) WITH (
+	sql := `CREATE TABLE readings (sensor_id STRING, ts BIGINT, temp_c DOUBLE) WITH (
   'connector' = 'file', 'path' = '` + in + `', 'event_time_column' = 'ts', 'watermark_lag_ms' = '3000');
 CREATE TABLE sensor_windows (sensor_id STRING, window_start BIGINT, window_end BIGINT,
   readings BIGINT, avg_temp DOUBLE, min_temp DOUBLE, max_temp DOUBLE) WITH (
   'connector' = 'iceberg', 'catalog_uri' = 'sqlite://` + catalogDB + `', 'warehouse' = '` + warehouse + `',
   'namespace' = 'sensors', 'table' = 'windows');
 INSERT INTO sensor_windows
-SELECT sensor_id, window_start, window_end, COUNT(*), AVG(temperature), MIN(temperature), MAX(temperature)
+SELECT sensor_id, window_start, window_end, COUNT(*), AVG(temp_c), MIN(temp_c), MAX(temp_c)
 FROM readings GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor_id;`
 	if err := os.WriteFile(sqlFile, []byte(sql), 0o644); err != nil {
 		t.Fatal(err)

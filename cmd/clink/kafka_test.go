@@ -86,13 +86,13 @@ func sortedLines(s string) []string {
 	return out
 }
 
-const kafkaReadings = `{"sensor_id":"s1","ts":1000,"temperature":20.5}
-{"sensor_id":"s2","ts":1500,"temperature":30}
-{"sensor_id":"s1","ts":9000,"temperature":21.5}
-{"sensor_id":"s2","ts":12000,"temperature":31}
-{"sensor_id":"s1","ts":15000,"temperature":22}
-{"sensor_id":"s1","ts":4000,"temperature":99}
-{"sensor_id":"s2","ts":21000,"temperature":32}
+const kafkaReadings = `{"sensor_id":"s1","ts":1000,"temp_c":20.5}
+{"sensor_id":"s2","ts":1500,"temp_c":30}
+{"sensor_id":"s1","ts":9000,"temp_c":21.5}
+{"sensor_id":"s2","ts":12000,"temp_c":31}
+{"sensor_id":"s1","ts":15000,"temp_c":22}
+{"sensor_id":"s1","ts":4000,"temp_c":99}
+{"sensor_id":"s2","ts":21000,"temp_c":32}
 `
 
 // The windows of kafkaReadings; s1's reading at 4000 arrives after its
@@ -106,13 +106,13 @@ var kafkaWindows = []string{
 }
 
 func kafkaJob(addr, in, out string) string {
-	return `CREATE TABLE readings (sensor_id STRING, ts BIGINT, temperature DOUBLE) WITH (
+	return `CREATE TABLE readings (sensor_id STRING, ts BIGINT, temp_c DOUBLE) WITH (
   'connector' = 'kafka', 'brokers' = '` + addr + `', 'topic' = '` + in + `',
   'event_time_column' = 'ts', 'watermark_lag_ms' = '3000', 'scan_bounded' = 'latest');
 CREATE TABLE windows (sensor_id STRING, window_start BIGINT, readings BIGINT, avg_temp DOUBLE) WITH (
   'connector' = 'kafka', 'brokers' = '` + addr + `', 'topic' = '` + out + `', 'key_column' = 'sensor_id');
 INSERT INTO windows
-SELECT sensor_id, window_start, COUNT(*), AVG(temperature) FROM readings
+SELECT sensor_id, window_start, COUNT(*), AVG(temp_c) FROM readings
 GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor_id;`
 }
 

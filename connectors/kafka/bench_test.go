@@ -36,7 +36,7 @@ func benchTopic(b *testing.B) string {
 		}
 		var sb strings.Builder
 		for i := 0; i < benchRecords; i++ {
-			fmt.Fprintf(&sb, `{"sensor_id":"sensor-%03d","ts":%d,"temperature":%d.%d}`+"\n", i%100, 1772352000000+int64(i/100)*1000, 15+i%21, i%10)
+			fmt.Fprintf(&sb, `{"sensor_id":"sensor-%03d","ts":%d,"temp_c":%d.%d}`+"\n", i%100, 1772352000000+int64(i/100)*1000, 15+i%21, i%10)
 		}
 		_, benchErr = Produce(context.Background(), &ClientConfig{Brokers: []string{benchBroker.Addr()}}, ProduceConfig{Topic: "readings", Partition: -1, KeyField: "sensor_id"}, strings.NewReader(sb.String()))
 	})
@@ -49,7 +49,7 @@ func benchTopic(b *testing.B) string {
 var sensorSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "sensor_id", Type: arrow.BinaryTypes.String, Nullable: true},
 	{Name: "ts", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
-	{Name: "temperature", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+	{Name: "temp_c", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
 }, nil)
 
 // BenchmarkConsume/bare is a franz-go loop that counts records;

@@ -16,7 +16,7 @@ SET 'execution.checkpointing.interval' = '5s';
 CREATE TABLE readings (
   sensor_id   STRING,
   ts          BIGINT,
-  temperature DOUBLE
+  temp_c DOUBLE
 ) WITH (
   'connector'         = 'kafka',
   'brokers'           = 'localhost:9092',
@@ -47,8 +47,8 @@ CREATE TABLE sensor_windows (
 INSERT INTO sensor_windows
 SELECT sensor_id, window_start, window_end,
        COUNT(*)         AS readings,
-       AVG(temperature) AS avg_temp,
-       MIN(temperature) AS min_temp,
-       MAX(temperature) AS max_temp
+       AVG(temp_c) AS avg_temp,
+       MIN(temp_c) AS min_temp,
+       MAX(temp_c) AS max_temp
 FROM readings
 GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor_id;

@@ -82,7 +82,7 @@ var printTests = []struct{ src, want string }{
 	{"SELECT INTERVAL '10 seconds', INTERVAL '1.5 hour'", "SELECT INTERVAL '10' SECOND, INTERVAL '1.5' HOUR"},
 	{"SELECT TIMESTAMP '2026-03-01 08:00:00', DATE '2026-03-01'", ""},
 	// functions
-	{"SELECT count(*), COUNT(DISTINCT a), Avg(temperature), f(), g(ALL a)", "SELECT COUNT(*), COUNT(DISTINCT a), AVG(temperature), F(), G(a)"},
+	{"SELECT count(*), COUNT(DISTINCT a), Avg(temp_c), f(), g(ALL a)", "SELECT COUNT(*), COUNT(DISTINCT a), AVG(temp_c), F(), G(a)"},
 	{"SELECT count(*) filter (where a > 1 and b), COUNT(DISTINCT a) FILTER (WHERE b) + 1, SUM(x) FILTER (WHERE k IN (1, 2)) AS s, COUNT(*) filter",
 		"SELECT COUNT(*) FILTER (WHERE a > 1 AND b), COUNT(DISTINCT a) FILTER (WHERE b) + 1, SUM(x) FILTER (WHERE k IN (1, 2)) AS s, COUNT(*) AS filter"},
 	{"SELECT `myFunc`(a), \"F\"(b, c), f.g", "SELECT `myFunc`(a), `F`(b, c), f.g"},
@@ -455,13 +455,13 @@ func TestStatements(t *testing.T) {
 	s := mustParse(t, `
 		CREATE TABLE IF NOT EXISTS sensors (
 			id BIGINT NOT NULL,
-			temperature DOUBLE,
+			temp_c DOUBLE,
 			ts TIMESTAMP(3),
 			WATERMARK FOR ts AS ts - INTERVAL '3' SECOND,
 			PRIMARY KEY (id) NOT ENFORCED
 		) WITH ('connector' = 'file', 'path' = '/tmp/in.json', format = 'json');
 		INSERT INTO out (id, avg_t)
-		SELECT id, AVG(temperature) FROM TABLE(TUMBLE(TABLE sensors, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY id;
+		SELECT id, AVG(temp_c) FROM TABLE(TUMBLE(TABLE sensors, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY id;
 		SET 'parallelism.default' = '2';
 		EXPLAIN SELECT 1`)
 	if len(s.Statements) != 4 {
@@ -494,7 +494,7 @@ func TestStatements(t *testing.T) {
 		tf.Descriptor[0].Name != "ts" || len(tf.Args) != 1 || tf.Args[0].(*IntervalLit).Duration != 10*time.Second {
 		t.Errorf("tvf = %s", tf)
 	}
-	if fc := ins.Query.Body.(*Select).Items[1].Expr.(*FuncCall); fc.Name != "AVG" || fc.String() != "AVG(temperature)" {
+	if fc := ins.Query.Body.(*Select).Items[1].Expr.(*FuncCall); fc.Name != "AVG" || fc.String() != "AVG(temp_c)" {
 		t.Errorf("call = %+v", fc)
 	}
 	if st := s.Statements[2].(*Set); st.Key != "parallelism.default" || st.Value != "2" {

@@ -20,17 +20,17 @@ const batchRows = 8192
 var sensorSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "sensor_id", Type: arrow.BinaryTypes.String, Nullable: true},
 	{Name: "ts", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
-	{Name: "temperature", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+	{Name: "temp_c", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
 }, nil)
 
 // sensorLines returns n lines of the sensors workload, e.g.
-// {"sensor_id":"sensor-03","ts":1772352000000,"temperature":21.7}
+// {"sensor_id":"sensor-03","ts":1772352000000,"temp_c":21.7}
 func sensorLines(n int) (lines [][]byte, total int) {
 	r := rand.New(rand.NewPCG(1, 2))
 	ts := int64(1772352000000)
 	for range n {
 		ts += r.Int64N(50)
-		l := fmt.Appendf(nil, `{"sensor_id":"sensor-%02d","ts":%d,"temperature":%.1f}`,
+		l := fmt.Appendf(nil, `{"sensor_id":"sensor-%02d","ts":%d,"temp_c":%.1f}`,
 			r.IntN(100), ts, -10+r.Float64()*50)
 		lines = append(lines, l)
 		total += len(l)
@@ -95,7 +95,7 @@ func (h *handSensors) reset() {
 var (
 	handP1 = []byte(`{"sensor_id":"`)
 	handP2 = []byte(`","ts":`)
-	handP3 = []byte(`,"temperature":`)
+	handP3 = []byte(`,"temp_c":`)
 )
 
 func (h *handSensors) append(line []byte) bool {
@@ -204,7 +204,7 @@ func BenchmarkEncode(b *testing.B) {
 				dst = append(dst, ids.Value(r)...)
 				dst = append(dst, `","ts":`...)
 				dst = strconv.AppendInt(dst, ts[r], 10)
-				dst = append(dst, `,"temperature":`...)
+				dst = append(dst, `,"temp_c":`...)
 				dst = strconv.AppendFloat(dst, temp[r], 'f', -1, 64)
 				dst = append(dst, '}', '\n')
 			}

@@ -249,7 +249,7 @@ func refDecimalText(v *big.Int, scale int32) string {
 	return digits
 }
 
-var refSchema = schemaOf(field("sensor_id", tString), field("ts", tTS), field("temperature", tF64),
+var refSchema = schemaOf(field("sensor_id", tString), field("ts", tTS), field("temp_c", tF64),
 	field("i8", tInt8), field("i16", tInt16), field("i32", tInt32), field("f32", tF32),
 	field("ok", tBool), field("Name", tString), field("name", tString), field("amt", tDec10x3))
 

@@ -16,7 +16,7 @@ import (
 // goldenSHA256 pins the bytes of the default workload (8 sensors, 305 ticks,
 // sensor-03 late by 2). If the definition changes on purpose, update it here
 // and in examples/sensors/README.md.
-const goldenSHA256 = "f2d9d2597734f169eb24100ced32356dbbac27e56af9de3a889dad1010d1a2ba"
+const goldenSHA256 = "389784834690d944285e44868666cc8e16e2f8101dc0ad98613a1c5c41f3ff50"
 
 func gen(t *testing.T, args ...string) []byte {
 	t.Helper()
@@ -30,7 +30,7 @@ func gen(t *testing.T, args ...string) []byte {
 type rec struct {
 	SensorID    string  `json:"sensor_id"`
 	TS          int64   `json:"ts"`
-	Temperature float64 `json:"temperature"`
+	Temperature float64 `json:"temp_c"`
 }
 
 func parse(t *testing.T, b []byte) []rec {
@@ -76,9 +76,9 @@ func TestDeterministicAndGolden(t *testing.T) {
 	// Hand-computed: sensor 1, tick 0: 150 + 7919 mod 211 = 150 + 112 = 262.
 	// sensor 2, tick 0: 150 + 15838 mod 211 = 150 + 13 = 163.
 	for i, want := range []string{
-		`{"sensor_id":"sensor-01","ts":1772352000000,"temperature":26.2}`,
-		`{"sensor_id":"sensor-02","ts":1772352000000,"temperature":16.3}`,
-		`{"sensor_id":"sensor-04","ts":1772352000000,"temperature":17.6}`,
+		`{"sensor_id":"sensor-01","ts":1772352000000,"temp_c":26.2}`,
+		`{"sensor_id":"sensor-02","ts":1772352000000,"temp_c":16.3}`,
+		`{"sensor_id":"sensor-04","ts":1772352000000,"temp_c":17.6}`,
 	} {
 		if lines[i] != want {
 			t.Errorf("line %d = %s, want %s", i+1, lines[i], want)
@@ -98,12 +98,12 @@ func TestValuesFollowDefinition(t *testing.T) {
 		}
 		tick := (r.TS - start) / 1000
 		if want := float64(tenths(s, tick)) / 10; r.Temperature != want {
-			t.Fatalf("%s tick %d: temperature %v, want %v", r.SensorID, tick, r.Temperature, want)
+			t.Fatalf("%s tick %d: temp_c %v, want %v", r.SensorID, tick, r.Temperature, want)
 		}
 	}
 	// Drift: +3 tenths per full minute.
 	b := string(gen(t, "-ticks", "61", "-late-sensor", "0"))
-	if want := fmt.Sprintf(`{"sensor_id":"sensor-01","ts":%d,"temperature":%.1f}`, start+60000, float64(tenths(1, 60))/10); !strings.Contains(b, want+"\n") {
+	if want := fmt.Sprintf(`{"sensor_id":"sensor-01","ts":%d,"temp_c":%.1f}`, start+60000, float64(tenths(1, 60))/10); !strings.Contains(b, want+"\n") {
 		t.Errorf("missing %s", want)
 	}
 	if tenths(1, 60) != 150+(7919+60*104729)%211+3 {

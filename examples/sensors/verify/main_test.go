@@ -65,7 +65,7 @@ func naiveWindows(t *testing.T, input []byte, size int64) []outRow {
 		var rec struct {
 			SensorID    string  `json:"sensor_id"`
 			TS          int64   `json:"ts"`
-			Temperature float64 `json:"temperature"`
+			Temperature float64 `json:"temp_c"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
 			t.Fatalf("bad generated line %q: %v", sc.Text(), err)
