@@ -11,8 +11,12 @@
 // -in is a file, or a directory in which every *.jsonl / *.json file is read,
 // recursively; files and directories whose name starts with '.' or '_' are
 // skipped. Every non-blank line must be one JSON object with the keys
-// sensor_id (string), window_start, window_end, readings (JSON integers) and
-// avg_temp, min_temp, max_temp (JSON numbers); other keys are ignored.
+// sensor_id (string), window_start and window_end (epoch ms, or date-time
+// text in UTC as ClickHouse prints DateTime) and at least one aggregate:
+// readings (an integer; also reading_count, count, cnt, ...), avg_temp,
+// min_temp, max_temp (numbers; also avg_temp_c, ...). Each aggregate a row
+// carries is checked; other keys are ignored. 64-bit integers may be
+// quoted, as ClickHouse's JSONEachRow prints them.
 //
 // Expected: one row per (sensor, tumbling window [start, start+window) aligned
 // to epoch 0) holding at least one reading. ids, window bounds, readings,
@@ -274,6 +278,25 @@ type row struct {
 	id                string
 	start, end, count int64
 	avg, minT, maxT   float64
+	has               int // hasCount | hasAvg | hasMin | hasMax
+}
+
+// String prints the aggregates the row carries.
+func (r *row) String() string {
+	var parts []string
+	if r.has&hasCount != 0 {
+		parts = append(parts, fmt.Sprintf("readings=%d", r.count))
+	}
+	if r.has&hasAvg != 0 {
+		parts = append(parts, "avg_temp="+ff(r.avg))
+	}
+	if r.has&hasMin != 0 {
+		parts = append(parts, "min_temp="+ff(r.minT))
+	}
+	if r.has&hasMax != 0 {
+		parts = append(parts, "max_temp="+ff(r.maxT))
+	}
+	return strings.Join(parts, " ")
 }
 
 func (r *row) keyString() string {
@@ -363,18 +386,59 @@ func (ch *checker) readFile(path string) error {
 	return nil
 }
 
-// rawRow captures the keys of interest; unknown keys are ignored.
-type rawRow struct {
-	SensorID    json.RawMessage `json:"sensor_id"`
-	WindowStart json.RawMessage `json:"window_start"`
-	WindowEnd   json.RawMessage `json:"window_end"`
-	Readings    json.RawMessage `json:"readings"`
-	AvgTemp     json.RawMessage `json:"avg_temp"`
-	MinTemp     json.RawMessage `json:"min_temp"`
-	MaxTemp     json.RawMessage `json:"max_temp"`
+// Column names the rows may use for each value: the reference pipeline's
+// first, then the names tutorials and hand-written sinks use. A row must
+// carry sensor_id, window_start, window_end and at least one of the four
+// aggregates; each aggregate present is checked, one absent is not.
+var (
+	countNames = []string{"readings", "reading_count", "readings_count", "num_readings", "count", "cnt", "n"}
+	avgNames   = []string{"avg_temp", "avg_temp_c", "avg_temperature", "temp_avg", "mean_temp"}
+	minNames   = []string{"min_temp", "min_temp_c", "min_temperature", "temp_min"}
+	maxNames   = []string{"max_temp", "max_temp_c", "max_temperature", "temp_max"}
+)
+
+// Which aggregates a row carries.
+const (
+	hasCount = 1 << iota
+	hasAvg
+	hasMin
+	hasMax
+)
+
+// pick returns the first of names the object has, and its value.
+func pick(obj map[string]json.RawMessage, names []string) (string, json.RawMessage) {
+	for _, n := range names {
+		if v, ok := obj[n]; ok {
+			return n, v
+		}
+	}
+	return "", nil
 }
 
 var errMissing = errors.New("missing or null")
+
+// parseTime reads a window bound: epoch milliseconds as a JSON integer (or
+// an integer in a string, as ClickHouse quotes 64-bit integers), or a
+// date-time string in UTC as ClickHouse prints DateTime and DateTime64
+// ("2026-03-01 08:00:10", "2026-03-01 08:00:10.000") or RFC 3339.
+func parseTime(raw json.RawMessage) (int64, error) {
+	if v, err := parseInt(raw); err == nil || errors.Is(err, errMissing) {
+		return v, err
+	}
+	s, err := parseString(raw)
+	if err != nil {
+		return 0, fmt.Errorf("want epoch milliseconds or a date-time, got %s", raw)
+	}
+	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return v, nil
+	}
+	for _, layout := range []string{"2006-01-02 15:04:05.999999999", time.RFC3339Nano} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UnixMilli(), nil
+		}
+	}
+	return 0, fmt.Errorf("want epoch milliseconds or a date-time, got %s", raw)
+}
 
 func parseString(raw json.RawMessage) (string, error) {
 	if len(raw) == 0 || string(raw) == "null" {
@@ -392,7 +456,11 @@ func parseInt(raw json.RawMessage) (int64, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return 0, errMissing
 	}
-	v, err := strconv.ParseInt(string(raw), 10, 64)
+	text := string(raw)
+	if len(text) > 2 && text[0] == '"' && text[len(text)-1] == '"' {
+		text = text[1 : len(text)-1] // ClickHouse quotes 64-bit integers
+	}
+	v, err := strconv.ParseInt(text, 10, 64)
 	if err != nil {
 		return 0, fmt.Errorf("want a JSON integer, got %s", raw)
 	}
@@ -418,8 +486,8 @@ func parseRow(b []byte) (row, error) {
 	if b[0] != '{' {
 		return r, errors.New("not a JSON object")
 	}
-	var raw rawRow
-	if err := json.Unmarshal(b, &raw); err != nil {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(b, &obj); err != nil {
 		return r, err
 	}
 	var err error
@@ -429,20 +497,32 @@ func parseRow(b []byte) (row, error) {
 		}
 	}
 	var e error
-	r.id, e = parseString(raw.SensorID)
+	r.id, e = parseString(obj["sensor_id"])
 	field("sensor_id", e)
-	r.start, e = parseInt(raw.WindowStart)
+	r.start, e = parseTime(obj["window_start"])
 	field("window_start", e)
-	r.end, e = parseInt(raw.WindowEnd)
+	r.end, e = parseTime(obj["window_end"])
 	field("window_end", e)
-	r.count, e = parseInt(raw.Readings)
-	field("readings", e)
-	r.avg, e = parseFloat(raw.AvgTemp)
-	field("avg_temp", e)
-	r.minT, e = parseFloat(raw.MinTemp)
-	field("min_temp", e)
-	r.maxT, e = parseFloat(raw.MaxTemp)
-	field("max_temp", e)
+	if name, v := pick(obj, countNames); name != "" {
+		r.has |= hasCount
+		r.count, e = parseInt(v)
+		field(name, e)
+	}
+	for _, a := range []struct {
+		names []string
+		bit   int
+		dst   *float64
+	}{{avgNames, hasAvg, &r.avg}, {minNames, hasMin, &r.minT}, {maxNames, hasMax, &r.maxT}} {
+		if name, v := pick(obj, a.names); name != "" {
+			r.has |= a.bit
+			*a.dst, e = parseFloat(v)
+			field(name, e)
+		}
+	}
+	if r.has == 0 && err == nil {
+		err = fmt.Errorf("no aggregate column (one of %s; %s; %s; %s)", strings.Join(countNames, ", "),
+			strings.Join(avgNames, ", "), strings.Join(minNames, ", "), strings.Join(maxNames, ", "))
+	}
 	return r, err
 }
 
@@ -463,14 +543,14 @@ func (ch *checker) check(b []byte, at location) {
 	if w == nil {
 		add(&ch.extra, &ch.nExtra, func() string {
 			return fmt.Sprintf("%s at %s: no such window expected; got %s",
-				key, ch.where(at), describe(r.count, r.avg, r.minT, r.maxT))
+				key, ch.where(at), r.String())
 		})
 		return
 	}
 	if w.open {
 		add(&ch.open, &ch.nOpen, func() string {
 			return fmt.Sprintf("%s at %s: the watermark never passes its end (final watermark %d), so it must be absent; got %s",
-				key, ch.where(at), ch.exp.watermark, describe(r.count, r.avg, r.minT, r.maxT))
+				key, ch.where(at), ch.exp.watermark, r.String())
 		})
 		return
 	}
@@ -483,27 +563,27 @@ func (ch *checker) check(b []byte, at location) {
 			if ch.allowDups {
 				f := w.first
 				return fmt.Sprintf("%s at %s: differs from the copy at %s; got %s, first %s",
-					key, ch.where(at), ch.where(w.seenWhere), describe(r.count, r.avg, r.minT, r.maxT),
-					describe(f.count, f.avg, f.minT, f.maxT))
+					key, ch.where(at), ch.where(w.seenWhere), r.String(),
+					f.String())
 			}
 			return fmt.Sprintf("%s at %s: already emitted at %s (exactly-once violated); got %s",
-				key, ch.where(at), ch.where(w.seenWhere), describe(r.count, r.avg, r.minT, r.maxT))
+				key, ch.where(at), ch.where(w.seenWhere), r.String())
 		})
 		return
 	}
 	w.seen, w.seenWhere, w.first = true, at, r
 	var diffs []string
-	if r.count != w.count {
+	if r.has&hasCount != 0 && r.count != w.count {
 		diffs = append(diffs, fmt.Sprintf("readings expected %d got %d", w.count, r.count))
 	}
-	if !avgOK(r.avg, w.avg()) {
+	if r.has&hasAvg != 0 && !avgOK(r.avg, w.avg()) {
 		diffs = append(diffs, fmt.Sprintf("avg_temp expected %s got %s (rel err %.3g > %g)",
 			ff(w.avg()), ff(r.avg), math.Abs(r.avg-w.avg())/math.Abs(w.avg()), avgRelTol))
 	}
-	if r.minT != w.minT() {
+	if r.has&hasMin != 0 && r.minT != w.minT() {
 		diffs = append(diffs, fmt.Sprintf("min_temp expected %s got %s", ff(w.minT()), ff(r.minT)))
 	}
-	if r.maxT != w.maxT() {
+	if r.has&hasMax != 0 && r.maxT != w.maxT() {
 		diffs = append(diffs, fmt.Sprintf("max_temp expected %s got %s", ff(w.maxT()), ff(r.maxT)))
 	}
 	if len(diffs) > 0 {

@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clink-dev/clink/bench/workload"
 )
@@ -294,7 +296,7 @@ func TestInvalidRows(t *testing.T) {
 	bad := strings.Join([]string{
 		`{"sensor_id":"sensor-01"}`,
 		`not json`,
-		`{"sensor_id":"sensor-01","window_start":"1772352000000","window_end":1772352010000,"readings":10,"avg_temp":1,"min_temp":1,"max_temp":1}`,
+		`{"sensor_id":"sensor-01","window_start":"yesterday","window_end":1772352010000,"readings":10,"avg_temp":1,"min_temp":1,"max_temp":1}`,
 		`{"sensor_id":"sensor-01","window_start":1772352000000,"window_end":1772352010000,"readings":10.0,"avg_temp":1,"min_temp":1,"max_temp":1}`,
 		`{"sensor_id":null,"window_start":1772352000000,"window_end":1772352010000,"readings":10,"avg_temp":1,"min_temp":1,"max_temp":1}`,
 		`[1,2]`,
@@ -308,7 +310,7 @@ func TestInvalidRows(t *testing.T) {
 		"0 missing, 0 extra, 0 duplicate, 0 mismatched, 6 invalid",
 		"bad.jsonl:1: window_start: missing or null",
 		"bad.jsonl:2: ",
-		`bad.jsonl:3: window_start: want a JSON integer, got "1772352000000"`,
+		`bad.jsonl:3: window_start: want epoch milliseconds or a date-time, got "yesterday"`,
 		"bad.jsonl:4: readings: want a JSON integer, got 10.0",
 		"bad.jsonl:5: sensor_id: missing or null",
 		"bad.jsonl:6: not a JSON object",
@@ -436,5 +438,36 @@ func TestAllowDuplicates(t *testing.T) {
 	code, out, _ = runVerify(t, "-in", writeOut(t, append(rows, all[len(all)-1], all[len(all)-1])), "-closed-only", "-allow-duplicates")
 	if code != 1 || !strings.Contains(out, ", 2 open;") {
 		t.Errorf("open window twice: code %d, stdout:\n%s", code, out)
+	}
+}
+
+// TestColumnAliases: rows as a ClickHouse table of another shape prints
+// them (JSONEachRow: DateTime as text, UInt64 quoted, tutorial column
+// names, no min/max) verify as the reference rows do.
+func TestColumnAliases(t *testing.T) {
+	var buf bytes.Buffer
+	rows := defaultRows(t)
+	for i, r := range rows {
+		start := time.UnixMilli(r.WindowStart).UTC()
+		count := fmt.Sprint(r.Readings)
+		if i == 3 {
+			count = fmt.Sprint(r.Readings + 1) // a wrong value under an alias
+		}
+		out, _ := json.Marshal(map[string]any{
+			"sensor_id":     r.SensorID,
+			"window_start":  start.Format("2006-01-02 15:04:05"),
+			"window_end":    time.UnixMilli(r.WindowEnd).UTC().Format("2006-01-02 15:04:05.000"),
+			"reading_count": count,
+			"avg_temp_c":    r.AvgTemp,
+		})
+		buf.Write(out)
+		buf.WriteByte('\n')
+	}
+	file := filepath.Join(t.TempDir(), "stats.jsonl")
+	mustWrite(t, file, buf.Bytes())
+	code, out, _ := runVerify(t, "-in", file)
+	if code != 1 || !strings.Contains(out, "0 missing, 0 extra, 0 duplicate, 1 mismatched, 0 invalid") ||
+		!strings.Contains(out, "readings expected "+fmt.Sprint(rows[3].Readings)) {
+		t.Fatalf("exit %d, want exactly the one wrong count:\n%s", code, out)
 	}
 }
