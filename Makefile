@@ -75,10 +75,11 @@ test:
 # without installing anything and without CLINK_REQUIRE_*, so the tests
 # of a missing server skip (each listed with its reason). Its last line
 # says it is not the full test and counts the skips. It builds only
-# gotestsum into the cache when missing.
+# gotestsum into the cache when missing. PKGS=./connectors/... narrows it.
+PKGS ?= ./...
 test-quick: lint | $(GOTESTSUM)
 	@mkdir -p $(BIN)
-	@$(call gotest,quick,./...); rc=$$?; $(call skips,quick,-quick); exit $$rc
+	@$(call gotest,quick,$(PKGS)); rc=$$?; $(call skips,quick,-quick); exit $$rc
 
 $(GOTESTSUM):
 	cd .ci/tools && $(GO) build -o $@ gotest.tools/gotestsum
@@ -114,12 +115,13 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzDecode -fuzztime=60s ./connectors/formats/json/
 	$(GO) test -run='^$$' -fuzz=FuzzOpenPart -fuzztime=60s -fuzzminimizetime=2s ./checkpoint/
 
-# gofmt, go vet, and the tree's hygiene: no tracked build output, go.mod
-# tidy (.ci/check-tree.sh).
+# gofmt, go vet (also of the test tools, .ci/tools), and the tree's
+# hygiene: no tracked build output, go.mod tidy (.ci/check-tree.sh).
 lint:
 	./.ci/check-tree.sh
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...
+	cd .ci/tools && $(GO) vet ./...
 
 generate:
 	$(GO) test ./connectors/builtin/ -run TestConnectorDocs -update
