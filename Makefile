@@ -115,13 +115,13 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzDecode -fuzztime=60s ./connectors/formats/json/
 	$(GO) test -run='^$$' -fuzz=FuzzOpenPart -fuzztime=60s -fuzzminimizetime=2s ./checkpoint/
 
-# gofmt, go vet (also of the test tools, .ci/tools), and the tree's
-# hygiene: no tracked build output, go.mod tidy (.ci/check-tree.sh).
+# gofmt, go vet, the test tools' vet and tests (.ci/tools), and the
+# tree's hygiene: no tracked build output, go.mod tidy (.ci/check-tree.sh).
 lint:
 	./.ci/check-tree.sh
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...
-	cd .ci/tools && $(GO) vet ./...
+	cd .ci/tools && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 generate:
 	$(GO) test ./connectors/builtin/ -run TestConnectorDocs -update

@@ -27,6 +27,10 @@ import (
 	"strings"
 )
 
+// requiredComponents matches the skip messages of the servers make test
+// installs (each helper's message starts with its component's name).
+const requiredComponents = `(?i)kcat|clickhouse|postgres|initdb|minio|fake-gcs|azurite`
+
 // module is trimmed from package paths, as gotestsum trims it.
 const module = "github.com/clink-dev/clink/"
 
@@ -46,7 +50,7 @@ type skip struct {
 func main() {
 	quick := flag.Bool("quick", false, "print the closing line of make test-quick and never fail on skips")
 	title := flag.String("title", "skips", "the start of the line that reports a run without such skips")
-	components := flag.String("components", `(?i)kcat|clickhouse|postgres|initdb|minio|fake-gcs|azurite`, "a skip whose output matches fails the run")
+	components := flag.String("components", requiredComponents, "a skip whose output matches fails the run")
 	flag.Parse()
 	if flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: skips [-quick] [-components RE] FILE.json...")
