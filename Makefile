@@ -5,7 +5,23 @@ CLINK   := $(BIN)/clink
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build build-slim demo demo-kafka demo-cluster test test-race logic interop bench fuzz lint generate check-generated clean
+.PHONY: build build-slim demo demo-kafka demo-cluster test test-quick logic interop bench fuzz lint generate check-generated clean
+
+# The test runner: gotestsum, built from its own module (.ci/tools, which
+# pins its version) into the cache .ci/install-deps.sh fills. Output: a
+# line per package, a failed test's output in full, then a summary that
+# lists every skipped test with its reason and ends "DONE N tests, M
+# skipped". The events go to bin/test-NAME.json, which .ci/tools/skips
+# reads: it fails the run when a skip names a required component.
+TOOLS     := $(or $(CLINK_TOOLS_CACHE),$(HOME)/.cache/clink-tools)
+GOTESTSUM := $(TOOLS)/gotestsum-$(shell awk '$$1 == "gotest.tools/gotestsum" { print $$2 }' .ci/tools/go.mod)/gotestsum
+GOTESTSUM_FLAGS := --format pkgname-and-test-fails --format-icons text --format-hide-empty-pkg
+# $(call gotest,NAME,ARGS) runs go test -count=1 ARGS; $(call skips,NAME
+# ...,FLAGS) judges the skips of the runs named.
+gotest = $(GOTESTSUM) $(GOTESTSUM_FLAGS) --jsonfile $(abspath $(BIN))/test-$(1).json -- -count=1 $(2)
+skips  = $(GO) build -C $(abspath .ci/tools) -o $(abspath $(BIN))/skips ./skips && $(abspath $(BIN))/skips $(2) $(foreach n,$(1),$(abspath $(BIN))/test-$(n).json)
+# Under these a test whose server is missing fails instead of skipping.
+REQUIRE := CLINK_REQUIRE_KCAT=1 CLINK_REQUIRE_CLICKHOUSE=1 CLINK_REQUIRE_POSTGRES=1 CLINK_REQUIRE_OBJECTSTORES=1
 
 # The whole product is one binary (every connector, both cluster roles,
 # the state tools, the dev broker). `make build-slim` builds it without
@@ -30,18 +46,43 @@ demo-kafka: build
 demo-cluster: build
 	CLINK=$(abspath $(CLINK)) examples/kafka-to-clickhouse/run.sh
 
-# Every test: vet, unit and logic tests (fuzz targets run their seed
-# corpora), the race detector on the engine, and the demos. Open-ended
-# fuzzing is `make fuzz`: a time-boxed fuzz run can fail on its own
-# deadline on a loaded machine, which CI must not. The race run also
-# poisons recycled source buffers (CLINK_DEBUG_POOL, see vector.Pool), so
-# code reading a batch after its release fails there.
-test: lint
-	$(GO) test -count=1 ./...
-	CLINK_DEBUG_POOL=poison $(GO) test -count=1 -race ./engine/... ./kernels/... ./connectors/... ./checkpoint/... ./substrait/logictest/... ./flight/...
+# Every test (docs/testing.md). First .ci/install-deps.sh installs what
+# the tests need (kcat, ClickHouse, PostgreSQL with apt; MinIO,
+# fake-gcs-server, Azurite and gotestsum into the cache), or stops naming
+# what is missing. Then: lint; unit and logic tests (fuzz targets run their
+# seed corpora); the race detector on the engine; the demos; interop. The
+# tests run with CLINK_REQUIRE_*=1, so a missing server fails them, and a
+# skip whose reason names one fails the run too. Open-ended fuzzing is
+# `make fuzz`: a time-boxed fuzz run can fail on its own deadline on a
+# loaded machine, which CI must not. The race run also poisons recycled
+# source buffers (CLINK_DEBUG_POOL, see vector.Pool), so code reading a
+# batch after its release fails there.
+test:
+	./.ci/install-deps.sh
+	$(MAKE) lint
+	@mkdir -p $(BIN)
+	$(REQUIRE) $(call gotest,unit,./...)
+	$(call skips,unit)
+	CLINK_DEBUG_POOL=poison $(REQUIRE) $(call gotest,race,-race ./engine/... ./kernels/... ./connectors/... ./checkpoint/... ./substrait/logictest/... ./flight/...)
+	$(call skips,race)
 	$(MAKE) demo
 	$(MAKE) demo-kafka
 	$(MAKE) demo-cluster
+	$(REQUIRE) $(MAKE) interop
+	@$(call skips,unit race interop,-title "make test: PASS (lint, unit, race, demos, interop)")
+
+# A quick check while working, NOT the full test: lint and go test ./...
+# without installing anything and without CLINK_REQUIRE_*, so the tests
+# of a missing server skip (each listed with its reason). Its last line
+# says it is not the full test and counts the skips. It builds only
+# gotestsum into the cache when missing. PKGS=./connectors/... narrows it.
+PKGS ?= ./...
+test-quick: lint | $(GOTESTSUM)
+	@mkdir -p $(BIN)
+	@$(call gotest,quick,$(PKGS)); rc=$$?; $(call skips,quick,-quick); exit $$rc
+
+$(GOTESTSUM):
+	cd .ci/tools && $(GO) build -o $@ gotest.tools/gotestsum
 
 # The SQL logic files, each query straight (batch sizes 1, 7, 1024, a
 # random one; parallelism 1, 2, 3), crashed at a checkpoint and restored at
@@ -55,8 +96,10 @@ logic:
 # out of the main module; a cold build takes about 3 minutes on 2 cores.
 # It uses the main module through a replace directive, so tidy first: a
 # dependency the main module raised is raised there too.
-interop:
-	cd interop && $(GO) mod tidy && $(GO) vet ./... && $(GO) test -count=1 ./...
+interop: | $(GOTESTSUM)
+	@mkdir -p $(BIN)
+	cd interop && $(GO) mod tidy && $(GO) vet ./... && $(call gotest,interop,./...)
+	$(call skips,interop)
 
 # The Go micro-benchmarks, then the Nexmark suite via Kafka (dev broker and
 # producer in their own processes; engine and hand-written loops measured
@@ -72,12 +115,13 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzDecode -fuzztime=60s ./connectors/formats/json/
 	$(GO) test -run='^$$' -fuzz=FuzzOpenPart -fuzztime=60s -fuzzminimizetime=2s ./checkpoint/
 
-# gofmt, go vet, and the tree's hygiene: no tracked build output, go.mod
-# tidy (.ci/check-tree.sh).
+# gofmt, go vet, the test tools' vet and tests (.ci/tools), and the
+# tree's hygiene: no tracked build output, go.mod tidy (.ci/check-tree.sh).
 lint:
 	./.ci/check-tree.sh
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...
+	cd .ci/tools && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 generate:
 	$(GO) test ./connectors/builtin/ -run TestConnectorDocs -update

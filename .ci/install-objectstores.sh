@@ -4,9 +4,13 @@
 # (GCS) and Azurite (Azure Blob). Each is built or installed once into a
 # cache directory named by its version, and skipped when already there;
 # the tests look there (and on PATH). MinIO is AGPL: it is only ever run
-# as an external binary, never imported.
+# as an external binary, never imported. .ci/install-deps.sh calls it.
 #
+#   --check            install nothing: print each server's path or
+#                      "missing", and exit 1 when one is missing
 #   CLINK_TOOLS_CACHE  cache directory (default $HOME/.cache/clink-tools)
+#   SUDO               the command apt runs under for npm (default: sudo
+#                      unless root; .ci/install-deps.sh sets it)
 set -euo pipefail
 
 MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
@@ -14,6 +18,23 @@ FAKE_GCS_VERSION=v1.56.1
 AZURITE_VERSION=3.37.0
 
 cache="${CLINK_TOOLS_CACHE:-$HOME/.cache/clink-tools}"
+minio="$cache/minio-$MINIO_VERSION/minio"
+fakegcs="$cache/fake-gcs-server-$FAKE_GCS_VERSION/fake-gcs-server"
+azurite_dir="$cache/azurite-$AZURITE_VERSION"
+azurite="$azurite_dir/node_modules/.bin/azurite-blob"
+
+if [ "${1:-}" = --check ]; then
+  rc=0
+  for p in "minio $MINIO_VERSION:$minio" "fake-gcs-server $FAKE_GCS_VERSION:$fakegcs" "azurite $AZURITE_VERSION:$azurite"; do
+    if [ -x "${p#*:}" ]; then
+      echo "${p%%:*}: ${p#*:}"
+    else
+      echo "${p%%:*}: missing (not in ${p#*:})"
+      rc=1
+    fi
+  done
+  exit $rc
+fi
 mkdir -p "$cache"
 
 # go_tool MODULE VERSION NAME: go install MODULE@VERSION into
@@ -36,26 +57,25 @@ go_tool() {
 go_tool github.com/minio/minio "$MINIO_VERSION" minio
 go_tool github.com/fsouza/fake-gcs-server "$FAKE_GCS_VERSION" fake-gcs-server
 
-dir="$cache/azurite-$AZURITE_VERSION"
-if [ -x "$dir/node_modules/.bin/azurite-blob" ]; then
-  echo "azurite $AZURITE_VERSION: cached in $dir"
+if [ -x "$azurite" ]; then
+  echo "azurite $AZURITE_VERSION: cached in $azurite_dir"
 else
   if ! command -v npm >/dev/null 2>&1; then
-    sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+    if [ -n "${SUDO+set}" ]; then sudo=$SUDO; else sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo; fi
     $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
   fi
   echo "azurite $AZURITE_VERSION: npm install ..."
-  rm -rf "$dir.tmp"
-  mkdir -p "$dir.tmp"
-  npm install --prefix "$dir.tmp" --no-audit --no-fund --loglevel=error "azurite@$AZURITE_VERSION" >/dev/null
-  rm -rf "$dir"
-  mv "$dir.tmp" "$dir"
-  echo "azurite $AZURITE_VERSION: installed in $dir"
+  rm -rf "$azurite_dir.tmp"
+  mkdir -p "$azurite_dir.tmp"
+  npm install --prefix "$azurite_dir.tmp" --no-audit --no-fund --loglevel=error "azurite@$AZURITE_VERSION" >/dev/null
+  rm -rf "$azurite_dir"
+  mv "$azurite_dir.tmp" "$azurite_dir"
+  echo "azurite $AZURITE_VERSION: installed in $azurite_dir"
 fi
 
 # Each binary runs: a broken install fails here, not in the tests.
-"$cache/minio-$MINIO_VERSION/minio" --version >/dev/null
-echo "minio $MINIO_VERSION: $cache/minio-$MINIO_VERSION/minio"
-"$cache/fake-gcs-server-$FAKE_GCS_VERSION/fake-gcs-server" -help >/dev/null 2>&1 || [ $? = 2 ]
-echo "fake-gcs-server $FAKE_GCS_VERSION: $cache/fake-gcs-server-$FAKE_GCS_VERSION/fake-gcs-server"
-echo "azurite-blob $("$dir/node_modules/.bin/azurite-blob" --version): $dir/node_modules/.bin/azurite-blob"
+"$minio" --version >/dev/null
+echo "minio $MINIO_VERSION: $minio"
+"$fakegcs" -help >/dev/null 2>&1 || [ $? = 2 ]
+echo "fake-gcs-server $FAKE_GCS_VERSION: $fakegcs"
+echo "azurite-blob $("$azurite" --version): $azurite"

@@ -6,9 +6,13 @@
 # psql, which Debian keeps in /usr/lib/postgresql/<major>/bin. A cluster
 # the package's install starts (Debian's <major>/main on port 5432) is
 # stopped again: nothing uses it. As root, the tests run the server as the
-# 'postgres' user the package creates.
+# 'postgres' user the package creates. .ci/install-deps.sh calls it.
 #
+#   --check             install nothing: print the bin directory or
+#                       "missing", and exit 1 when it is missing
 #   CLINK_POSTGRES_BIN  a bin directory to use instead (checked, not installed)
+#   SUDO                the command apt runs under (default: sudo unless root;
+#                       .ci/install-deps.sh sets it)
 set -euo pipefail
 
 # bindir prints the directory holding initdb, postgres and psql, or nothing.
@@ -33,12 +37,20 @@ bindir() {
 }
 
 bin=$(bindir)
+if [ "${1:-}" = --check ]; then
+  if [ -z "$bin" ]; then
+    echo "PostgreSQL: missing (no initdb, postgres and psql in ${CLINK_POSTGRES_BIN:-/usr/lib/postgresql/*/bin or on PATH})"
+    exit 1
+  fi
+  echo "PostgreSQL in $bin: $("$bin/postgres" --version)"
+  exit 0
+fi
 if [ -z "$bin" ]; then
   if [ -n "${CLINK_POSTGRES_BIN:-}" ]; then
     echo "CLINK_POSTGRES_BIN=$CLINK_POSTGRES_BIN has no initdb, postgres and psql" >&2
     exit 1
   fi
-  sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+  if [ -n "${SUDO+set}" ]; then sudo=$SUDO; else sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo; fi
   # Noninteractive: no debconf question may block the install.
   $sudo apt-get update -qq
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >/dev/null

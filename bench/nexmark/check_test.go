@@ -169,7 +169,7 @@ func TestQueries(t *testing.T) {
 // (hand parsing of the records) against the generator's hand loops.
 func TestQueriesViaKafka(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a broker")
+		t.Skip("-short: starts a broker")
 	}
 	b, err := kafka.StartBroker(kafka.BrokerConfig{})
 	if err != nil {

@@ -173,7 +173,7 @@ FROM readings GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor_id;`
 // sink (read read_committed) must hold every window exactly once.
 func TestClusterWorkerSIGKILL(t *testing.T) {
 	if testing.Short() {
-		t.Skip("streams for about 15 s")
+		t.Skip("-short: streams for about 15 s")
 	}
 	bin := build(t)
 	verify := buildTool(t, "./examples/sensors/verify")

@@ -94,7 +94,7 @@ func sinkEnv(t *testing.T) conformance.Env {
 
 func skipShort(t *testing.T) {
 	if testing.Short() {
-		t.Skip("the conformance suite streams for about 10 s")
+		t.Skip("-short: the conformance suite streams for about 10 s")
 	}
 }
 

@@ -140,7 +140,7 @@ func TestSignalDrains(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "in.fifo")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Skip("no fifo:", err)
+		t.Skip("this platform makes no FIFO:", err)
 	}
 	cmd := exec.Command(bin, "run", "--linger", "5ms", "-e", "CREATE TABLE t (ts BIGINT) WITH ('connector'='file','path'='"+fifo+"','event_time_column'='ts'); SELECT window_start, COUNT(*) AS c FROM t GROUP BY TUMBLE(ts, 1000)")
 	var out syncBuffer

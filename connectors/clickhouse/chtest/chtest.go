@@ -58,9 +58,9 @@ func StartWith(t testing.TB, cfg Config) *Server {
 	t.Helper()
 	bin, args := binary()
 	if bin == "" {
-		msg := "no clickhouse-server (or clickhouse) binary on PATH or in /usr/sbin, /usr/bin, or at $CLINK_CLICKHOUSE_BINARY; apt-get install clickhouse-server"
+		msg := "ClickHouse: no clickhouse-server (or clickhouse) binary on PATH, in /usr/sbin or /usr/bin, or at $CLINK_CLICKHOUSE_BINARY (install: .ci/install-deps.sh, or apt-get install clickhouse-server)"
 		if os.Getenv("CLINK_REQUIRE_CLICKHOUSE") == "1" {
-			t.Fatalf("ClickHouse is required (CLINK_REQUIRE_CLICKHOUSE=1): %s", msg)
+			t.Fatalf("%s; required (CLINK_REQUIRE_CLICKHOUSE=1)", msg)
 		}
 		t.Skip(msg)
 	}

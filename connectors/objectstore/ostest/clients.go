@@ -43,7 +43,7 @@ func MinIO(t testing.TB) *Server {
 // in 's3.region'.
 func MinIOIn(t testing.TB, region string) *Server {
 	t.Helper()
-	bin := find(t, filepath.Join("minio-"+MinIOVersion, "minio"), "minio")
+	bin := find(t, "MinIO", filepath.Join("minio-"+MinIOVersion, "minio"), "minio")
 	port, console := freePort(t), freePort(t)
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	const user, password = "clinktest", "clinktest-secret"
@@ -108,7 +108,7 @@ func (c s3Client) Put(ctx context.Context, bucket, key string, data []byte) erro
 // FakeGCS starts fake-gcs-server (GCS's JSON API, in memory).
 func FakeGCS(t testing.TB) *Server {
 	t.Helper()
-	bin := find(t, filepath.Join("fake-gcs-server-"+FakeGCSVersion, "fake-gcs-server"), "fake-gcs-server")
+	bin := find(t, "fake-gcs-server", filepath.Join("fake-gcs-server-"+FakeGCSVersion, "fake-gcs-server"), "fake-gcs-server")
 	port := freePort(t)
 	host := "127.0.0.1:" + strconv.Itoa(port)
 	cmd := exec.Command(bin, "-scheme", "http", "-host", "127.0.0.1", "-port", strconv.Itoa(port),
@@ -173,7 +173,7 @@ const (
 // Azurite starts Azurite's blob service.
 func Azurite(t testing.TB) *Server {
 	t.Helper()
-	bin := find(t, filepath.Join("azurite-"+AzuriteVersion, "node_modules", ".bin", "azurite-blob"), "azurite-blob")
+	bin := find(t, "Azurite", filepath.Join("azurite-"+AzuriteVersion, "node_modules", ".bin", "azurite-blob"), "azurite-blob")
 	port := freePort(t)
 	cmd := exec.Command(bin, "--blobHost", "127.0.0.1", "--blobPort", strconv.Itoa(port), "--location", t.TempDir(),
 		"--skipApiVersionCheck", "--loose", "--silent")

@@ -80,10 +80,11 @@ func cacheDir() string {
 	return filepath.Join(home, ".cache", "clink-tools")
 }
 
-// find returns the server binary: cached (relative path rel under the
-// cache directory), else name on PATH. Without it the test is skipped,
-// or failed under CLINK_REQUIRE_OBJECTSTORES=1.
-func find(t testing.TB, rel, name string) string {
+// find returns the server binary of component (MinIO, ...): cached
+// (relative path rel under the cache directory), else name on PATH.
+// Without it the test is skipped, or failed under
+// CLINK_REQUIRE_OBJECTSTORES=1.
+func find(t testing.TB, component, rel, name string) string {
 	t.Helper()
 	if d := cacheDir(); d != "" {
 		p := filepath.Join(d, rel)
@@ -94,9 +95,9 @@ func find(t testing.TB, rel, name string) string {
 	if p, err := exec.LookPath(name); err == nil {
 		return p
 	}
-	msg := fmt.Sprintf("%s not installed (run .ci/install-objectstores.sh)", name)
+	msg := fmt.Sprintf("%s: %s not in %s or on PATH (install: .ci/install-deps.sh, or .ci/install-objectstores.sh)", component, name, filepath.Join(cacheDir(), rel))
 	if os.Getenv("CLINK_REQUIRE_OBJECTSTORES") == "1" {
-		t.Fatal(msg)
+		t.Fatalf("%s; required (CLINK_REQUIRE_OBJECTSTORES=1)", msg)
 	}
 	t.Skip(msg)
 	return ""

@@ -61,7 +61,7 @@ type Config struct {
 }
 
 // ErrNoServer is Launch's error when the binaries are missing.
-var ErrNoServer = errors.New("no PostgreSQL server binaries (initdb, postgres, psql) in $CLINK_POSTGRES_BIN, /usr/lib/postgresql/*/bin or on PATH; run .ci/install-postgres.sh (apt-get install postgresql)")
+var ErrNoServer = errors.New("PostgreSQL: no server binaries (initdb, postgres, psql) in $CLINK_POSTGRES_BIN, /usr/lib/postgresql/*/bin or on PATH (install: .ci/install-deps.sh, or apt-get install postgresql)")
 
 // Start starts a server for t and stops it when t ends.
 func Start(t testing.TB) *Server { return StartWith(t, Config{}) }
@@ -83,7 +83,7 @@ func SkipOrFail(t testing.TB, err error) {
 	t.Helper()
 	if errors.Is(err, ErrNoServer) {
 		if os.Getenv("CLINK_REQUIRE_POSTGRES") == "1" {
-			t.Fatalf("PostgreSQL is required (CLINK_REQUIRE_POSTGRES=1): %v", err)
+			t.Fatalf("%v; required (CLINK_REQUIRE_POSTGRES=1)", err)
 		}
 		t.Skip(err)
 	}
