@@ -109,7 +109,7 @@ func cmdRun(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cko.job = jobName(fs, &src)
+	cko.job = jobName(fs, &src, plan)
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	settings, err := substrait.JobSettings(plan)
