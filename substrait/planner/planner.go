@@ -57,6 +57,7 @@ func build(p *pb.Plan, env Env, validate bool) (*Job, error) {
 	if len(job.Pipelines) == 0 {
 		return nil, fmt.Errorf("plan has no relations")
 	}
+	uniqueNames(job.Pipelines)
 	return job, nil
 }
 
