@@ -56,6 +56,21 @@ type SinkFactory interface {
 	NewSink(t *Table) (engine.Sink, error)
 }
 
+// SinkValidator is implemented by sink factories that check a table
+// without I/O: options that depend on each other, guarantees the sink
+// refuses. The planner calls ValidateSink before NewSink, and `clink
+// explain` (and a cluster client before it submits) calls only it, so a
+// refusal reads the same everywhere. It must not open a connection, touch
+// a file or resolve a secret (env://), which happen where the sink runs.
+type SinkValidator interface {
+	ValidateSink(t *Table) error
+}
+
+// SourceValidator is SinkValidator for source factories.
+type SourceValidator interface {
+	ValidateSource(t *Table) error
+}
+
 // Boundedness is implemented by source factories that can tell whether a
 // table's input ends (a file) or not (a topic). Without it a source is
 // unbounded.

@@ -40,14 +40,17 @@ func (c *checkpointFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.retain, "checkpoints-retained", 3, "completed checkpoints to keep")
 }
 
-func jobName(fs *flag.FlagSet, src *source) string {
+// jobName is the script's or plan file's base name, or for -e SQL the
+// name its sinks give it (substrait.JobName: insert-into_<table>,
+// collect).
+func jobName(fs *flag.FlagSet, src *source, plan *pb.Plan) string {
 	switch {
 	case fs.NArg() == 1:
 		return strings.TrimSuffix(filepath.Base(fs.Arg(0)), filepath.Ext(fs.Arg(0)))
 	case src.plan != "":
 		return strings.TrimSuffix(filepath.Base(src.plan), filepath.Ext(src.plan))
 	}
-	return "job"
+	return substrait.JobName(plan)
 }
 
 // applySettings takes the script's SET values where no flag was given.

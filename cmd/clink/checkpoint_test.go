@@ -26,7 +26,7 @@ func TestCheckpointCLI(t *testing.T) {
 		return string(b), err
 	}
 	msg, err := run("--checkpoint-dir", ck, "-e", job)
-	if err != nil || !strings.Contains(msg, "starting fresh") || !strings.Contains(msg, "guarantee EXACTLY_ONCE") {
+	if err != nil || !strings.Contains(msg, "starting fresh") || !strings.Contains(msg, "clink: job insert-into_o: guarantee EXACTLY_ONCE") {
 		t.Fatalf("first run: %v\n%s", err, msg)
 	}
 	first, _ := os.ReadFile(out)
@@ -58,7 +58,7 @@ func TestCheckpointCLI(t *testing.T) {
 		t.Fatalf("print exactly_once: %v\n%s", err, msg)
 	}
 	msg, err = run("-e", job)
-	if err != nil || !strings.Contains(msg, "guarantee NONE") {
+	if err != nil || !strings.Contains(msg, "clink: job insert-into_o: guarantee NONE") {
 		t.Fatalf("without checkpoints: %v\n%s", err, msg)
 	}
 	// Flink's SET keys configure the same, flags override them; the

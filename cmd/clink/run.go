@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -108,7 +109,7 @@ func cmdRun(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cko.job = jobName(fs, &src)
+	cko.job = jobName(fs, &src, plan)
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	settings, err := substrait.JobSettings(plan)
@@ -175,6 +176,16 @@ func executeWith(ctx context.Context, plan *pb.Plan, reg *connectors.Registry, r
 	return job.Run(ctx)
 }
 
+// validate checks plan as the planner will when the job is submitted,
+// without opening a source or sink (planner.Validate), so that explain and
+// a cluster client refuse a bad job with submission's own words.
+func validate(plan *pb.Plan, reg *connectors.Registry, parallelism int) error {
+	funcs := kernels.NewRegistry()
+	kernels.RegisterScalar(funcs)
+	rt := connectors.Runtime{BatchSize: 1024, Linger: time.Millisecond, Mem: memory.NewGoAllocator(), Stdout: io.Discard, Stderr: io.Discard, Parallelism: parallelism}
+	return planner.Validate(plan, planner.Env{Connectors: reg, Funcs: funcs, Runtime: rt})
+}
+
 // summarize prints what the user should know about a finished run: late
 // rows dropped and bad records skipped.
 func summarize(stats []*engine.Stats) {
@@ -214,7 +225,11 @@ func cmdExplain(args []string) int {
 	if err := parseArgs(fs, args); err != nil {
 		return 2
 	}
-	plan, err := src.load(fs, builtin.Registry())
+	reg := builtin.Registry()
+	plan, err := src.load(fs, reg)
+	if err == nil {
+		err = validate(plan, reg, 1)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 1
@@ -251,6 +266,10 @@ func submit(ctx context.Context, addr string, plan *pb.Plan, name string, set ma
 			fmt.Fprintf(os.Stderr, "error: --%s is not supported with --coordinator\n", f)
 			return 2
 		}
+	}
+	if err := validate(plan, builtin.Registry(), parallelism); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 1
 	}
 	// Checkpoint flags travel as the plan's settings, like SET.
 	settings, err := substrait.JobSettings(plan)

@@ -22,10 +22,20 @@ var spec = &connectors.Spec{
 // Spec describes the connector's options.
 func (Connector) Spec() *connectors.Spec { return spec }
 
-// NewSink returns a discarding sink.
-func (Connector) NewSink(t *connectors.Table) (engine.Sink, error) {
+var _ connectors.SinkValidator = Connector{}
+
+// ValidateSink refuses 'exactly_once'.
+func (Connector) ValidateSink(t *connectors.Table) error {
 	if t.Options["delivery_guarantee"] == "exactly_once" {
-		return nil, connectors.ExactlyOnceRefused(t, "blackhole", "it keeps no transactions")
+		return connectors.ExactlyOnceRefused(t, "blackhole", "it keeps no transactions")
+	}
+	return nil
+}
+
+// NewSink returns a discarding sink.
+func (c Connector) NewSink(t *connectors.Table) (engine.Sink, error) {
+	if err := c.ValidateSink(t); err != nil {
+		return nil, err
 	}
 	return &Sink{}, nil
 }

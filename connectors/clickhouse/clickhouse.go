@@ -148,11 +148,11 @@ func secret(o connectors.Options, key string) (string, error) {
 
 // NewSink checks the options, then reads the table's columns from the
 // server, so that a wrong address, credentials, table or column fails
-// before the job starts. 'exactly_once' is refused first, without a
+// before the job starts. ValidateSink's checks come first, without a
 // connection.
 func (Connector) NewSink(t *connectors.Table) (engine.Sink, error) {
-	if t.Options["delivery_guarantee"] == "exactly_once" {
-		return nil, connectors.ExactlyOnceRefused(t, "clickhouse", "an HTTP INSERT is applied at once and cannot be staged until a checkpoint completes; a restart inserts the rows after the restored checkpoint again, which a ReplacingMergeTree table collapses")
+	if err := (Connector{}).ValidateSink(t); err != nil {
+		return nil, err
 	}
 	c, err := newConfig(t.Options)
 	if err != nil {

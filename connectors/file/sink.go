@@ -26,11 +26,11 @@ import (
 // (s3://, gs://, azure://) is written by the connector's Lake sink
 // (package connectors/objectstore, which connectors/builtin wires in).
 func (c Connector) NewSink(t *connectors.Table) (engine.Sink, error) {
+	if err := c.ValidateSink(t); err != nil {
+		return nil, err
+	}
 	path := t.Options["path"]
 	if NeedsLake(t.Options) {
-		if c.Lake == nil {
-			return nil, fmt.Errorf("file sink '%s': Parquet files and object-store paths need the Parquet sink, which this registry's file connector was not given (connectors/builtin gives it)", t.Name)
-		}
 		return c.Lake(t)
 	}
 	name := filepath.Join(path, fmt.Sprintf("part-%d.jsonl", t.Runtime.Subtask))
@@ -46,15 +46,29 @@ func (c Connector) NewSink(t *connectors.Table) (engine.Sink, error) {
 	}
 	dg := t.Options["delivery_guarantee"]
 	if t.Options["mode"] == "upsert" {
-		if dg == "exactly_once" {
-			return nil, connectors.ExactlyOnceRefused(t, "file", "its upsert mode rewrites the table at each flush")
-		}
 		return newUpsertSink(t, name)
 	}
 	if dg == "" || dg == "exactly_once" {
 		return newTxSink(name, t.Runtime.Subtask, t.Runtime.Parallelism), nil
 	}
 	return &Sink{name: name}, nil
+}
+
+var _ connectors.SinkValidator = Connector{}
+
+// ValidateSink refuses what NewSink would without touching a file: a lake
+// table without the lake sink, and 'exactly_once' in upsert mode.
+func (c Connector) ValidateSink(t *connectors.Table) error {
+	if NeedsLake(t.Options) {
+		if c.Lake == nil {
+			return fmt.Errorf("file sink '%s': Parquet files and object-store paths need the Parquet sink, which this registry's file connector was not given (connectors/builtin gives it)", t.Name)
+		}
+		return nil
+	}
+	if t.Options["mode"] == "upsert" && t.Options["delivery_guarantee"] == "exactly_once" {
+		return connectors.ExactlyOnceRefused(t, "file", "its upsert mode rewrites the table at each flush")
+	}
+	return nil
 }
 
 // NeedsLake reports whether a file sink with these options is the lake

@@ -30,10 +30,20 @@ var spec = &connectors.Spec{
 // Spec describes the connector's options.
 func (Connector) Spec() *connectors.Spec { return spec }
 
-// NewSink returns a sink on standard output.
-func (Connector) NewSink(t *connectors.Table) (engine.Sink, error) {
+var _ connectors.SinkValidator = Connector{}
+
+// ValidateSink refuses 'exactly_once'.
+func (Connector) ValidateSink(t *connectors.Table) error {
 	if t.Options["delivery_guarantee"] == "exactly_once" {
-		return nil, connectors.ExactlyOnceRefused(t, "print", "it writes rows as they come; a restart prints the rows after the restored checkpoint again")
+		return connectors.ExactlyOnceRefused(t, "print", "it writes rows as they come; a restart prints the rows after the restored checkpoint again")
+	}
+	return nil
+}
+
+// NewSink returns a sink on standard output.
+func (c Connector) NewSink(t *connectors.Table) (engine.Sink, error) {
+	if err := c.ValidateSink(t); err != nil {
+		return nil, err
 	}
 	w := t.Runtime.Stdout
 	if t.Options.Bool("standard_error") {

@@ -408,7 +408,7 @@ func (c *Coordinator) Submit(r *SubmitRequest) (*SubmitResponse, error) {
 	}
 	name := r.Name
 	if name == "" {
-		name = "job"
+		name = substrait.JobName(&plan)
 	}
 	if r.Fresh && r.FromCheckpoint != 0 {
 		return nil, fmt.Errorf("give from_checkpoint or fresh, not both")

@@ -37,8 +37,10 @@ type Job struct {
 }
 
 // Build plans every root of p.
-func Build(p *pb.Plan, env Env) (*Job, error) {
-	b := &builder{env: env, fnames: substrait.FuncNames(p)}
+func Build(p *pb.Plan, env Env) (*Job, error) { return build(p, env, false) }
+
+func build(p *pb.Plan, env Env, validate bool) (*Job, error) {
+	b := &builder{env: env, fnames: substrait.FuncNames(p), validate: validate}
 	job := &Job{}
 	for i, r := range p.GetRelations() {
 		root := r.GetRoot()
@@ -55,7 +57,19 @@ func Build(p *pb.Plan, env Env) (*Job, error) {
 	if len(job.Pipelines) == 0 {
 		return nil, fmt.Errorf("plan has no relations")
 	}
+	uniqueNames(job.Pipelines)
 	return job, nil
+}
+
+// Validate checks p as Build would, without opening a source or sink:
+// everything Build refuses that needs no I/O (options, the connectors'
+// SourceValidator and SinkValidator checks, expressions, windows, column
+// types) is refused with the same error. `clink explain` and a cluster
+// client before it submits call it; it plans subtask 0 of
+// env.Runtime.Parallelism.
+func Validate(p *pb.Plan, env Env) error {
+	_, err := build(p, env, true)
+	return err
 }
 
 // BuildParallel plans p copies of every root of plan, for subtasks 0..p-1,
@@ -109,6 +123,9 @@ func BuildParallel(p *pb.Plan, env Env, parallelism int) (*Job, error) {
 type builder struct {
 	env    Env
 	fnames map[uint32]string
+	// validate plans without opening sources and sinks (Validate); the
+	// job's nodes then have no Source and its pipelines no Sink.
+	validate bool
 	// reads are the sources opened by the root being planned, by table,
 	// options and schema: a table read twice by one query (a self-join,
 	// q7's bids against their windows' maximum) is read and decoded once
@@ -176,9 +193,16 @@ func (b *builder) root(root *pb.RelRoot) (*engine.Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	sink, err := f.(connectors.SinkFactory).NewSink(&connectors.Table{Name: "print", Schema: out, Options: opts, EventTimeCol: -1, Runtime: b.env.Runtime})
-	if err != nil {
+	sf := f.(connectors.SinkFactory)
+	pt := &connectors.Table{Name: "print", Schema: out, Options: opts, EventTimeCol: -1, Runtime: b.env.Runtime}
+	if err := validateSink(sf, pt); err != nil {
 		return nil, err
+	}
+	var sink engine.Sink
+	if !b.validate {
+		if sink, err = sf.NewSink(pt); err != nil {
+			return nil, err
+		}
 	}
 	return &engine.Pipeline{Root: c.node(), Sink: sink, SinkName: "print"}, nil
 }
@@ -212,6 +236,10 @@ func (b *builder) write(w *pb.WriteRel) (*engine.Pipeline, error) {
 	if !ok {
 		return nil, fmt.Errorf("table %s: connector '%s' cannot be written to", name, opts["connector"])
 	}
+	// A refused sink fails before any source is opened.
+	if err := validateSink(sf, t); err != nil {
+		return nil, err
+	}
 	c, err := b.rel(w.GetInput())
 	if err != nil {
 		return nil, err
@@ -225,11 +253,35 @@ func (b *builder) write(w *pb.WriteRel) (*engine.Pipeline, error) {
 		}
 	}
 	c.add("rename", &op.Rename{Schema: schema}, schema)
-	sink, err := sf.NewSink(t)
-	if err != nil {
-		return nil, err
+	var sink engine.Sink
+	if !b.validate {
+		if sink, err = sf.NewSink(t); err != nil {
+			return nil, err
+		}
 	}
 	return &engine.Pipeline{Root: c.node(), Sink: sink, SinkName: name}, nil
+}
+
+// validateSink runs the factory's SinkValidator, if it has one.
+func validateSink(sf connectors.SinkFactory, t *connectors.Table) error {
+	if v, ok := sf.(connectors.SinkValidator); ok {
+		return v.ValidateSink(t)
+	}
+	return nil
+}
+
+// openSource runs the factory's SourceValidator, then opens the source
+// unless the builder only validates.
+func (b *builder) openSource(sf connectors.SourceFactory, t *connectors.Table) (engine.Source, error) {
+	if v, ok := sf.(connectors.SourceValidator); ok {
+		if err := v.ValidateSource(t); err != nil {
+			return nil, err
+		}
+	}
+	if b.validate {
+		return nil, nil
+	}
+	return sf.NewSource(t)
 }
 
 // openTable validates a table's options against its connector's spec.
@@ -393,7 +445,7 @@ func (b *builder) read(rd *pb.ReadRel) (*chain, error) {
 	t.Needed = b.needs.neededOf(key, schema.NumFields(), t.EventTimeCol)
 	src := b.reads[key]
 	if src == nil {
-		if src, err = sf.NewSource(t); err != nil {
+		if src, err = b.openSource(sf, t); err != nil {
 			return nil, err
 		}
 		b.reads[key] = src

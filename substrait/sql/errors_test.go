@@ -205,17 +205,25 @@ SELECT SUM(x) OVER (ROWS 1)
 line 1:33: unexpected end of input, expected FIRST or LAST
 SELECT a FROM t ORDER BY a NULLS
                                 ^`},
-	{"SET table.exec.mini-batch.enabled = 'true'", `
-line 1:5: configuration key table.exec.mini-batch.enabled must be quoted: write 'table.exec.mini-batch.enabled'
-SET table.exec.mini-batch.enabled = 'true'
-    ^`},
-	{"CREATE TABLE t (a INT) WITH (scan.mode = 'x')", `
-line 1:30: option key scan.mode must be quoted: write 'scan.mode'
-CREATE TABLE t (a INT) WITH (scan.mode = 'x')
-                             ^`},
-	{"CREATE TABLE t (a INT) WITH (table = 'x')", `
-line 1:30: option key table must be quoted: write 'table'
-CREATE TABLE t (a INT) WITH (table = 'x')
+	{"SET table.exec.mini-batch . enabled = 'true'", `
+line 1:27: configuration key table.exec.mini-batch . enabled must not contain spaces: write table.exec.mini-batch.enabled
+SET table.exec.mini-batch . enabled = 'true'
+                          ^`},
+	{"CREATE TABLE t (a INT) WITH (scan. mode = 'x')", `
+line 1:36: option key scan. mode must not contain spaces: write scan.mode
+CREATE TABLE t (a INT) WITH (scan. mode = 'x')
+                                   ^`},
+	{"CREATE TABLE t (a INT) WITH (sink.parallelism- = 'x')", `
+line 1:48: expected rest of option key sink.parallelism- but found '='
+CREATE TABLE t (a INT) WITH (sink.parallelism- = 'x')
+                                               ^`},
+	{"CREATE TABLE t (a INT) WITH (scan.mode 'x')", `
+line 1:40: expected '=' but found string literal 'x'
+CREATE TABLE t (a INT) WITH (scan.mode 'x')
+                                       ^`},
+	{"CREATE TABLE t (a INT) WITH (\"table\" = 'x')", `
+line 1:30: expected option key but found '"table"'
+CREATE TABLE t (a INT) WITH ("table" = 'x')
                              ^`},
 	// The caret counts runes and copies tabs.
 	{"SELECT\tgrüße,\t€ FROM t", `

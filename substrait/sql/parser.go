@@ -576,7 +576,12 @@ func (p *parser) parseOptions() ([]*Option, error) {
 	return opts, nil
 }
 
-// parseOptionKey parses a 'string' or bare identifier key.
+// parseOptionKey parses an option or configuration key: a 'string', or a
+// bare key written as a dotted or dashed path of identifiers and numbers
+// (scan.startup.mode, sink.transactional-id-prefix, table). A bare key is
+// any identifier, reserved words included (nothing else can stand where a
+// key does), and its parts are joined exactly as written, so no space may
+// separate them. A bare key keeps its case, like a quoted one.
 func (p *parser) parseOptionKey(what string) (string, Pos, error) {
 	t := p.peek()
 	if t.kind == tokString {
@@ -586,20 +591,50 @@ func (p *parser) parseOptionKey(what string) (string, Pos, error) {
 	if t.kind != tokIdent {
 		return "", Pos{}, p.errExpected(what)
 	}
-	if n := p.peekAt(1); reserved[t.kw] || isOp(n, ".") || isOp(n, "-") {
-		// Show the whole key in the hint: table.exec.mini-batch.enabled.
-		end := len(p.src)
-		for i := 1; ; i++ {
-			if n := p.peekAt(i); n.kind == tokEOF || isOp(n, "=") || isOp(n, ",") || isOp(n, ")") || n.pos.Line != t.pos.Line {
-				end = n.pos.Offset
-				break
-			}
-		}
-		key := strings.TrimSpace(p.src[t.pos.Offset:max(end, t.pos.Offset)])
-		return "", Pos{}, p.errorf(t.pos, "%s %s must be quoted: write %s", what, key, quoteString(key))
-	}
 	p.next()
-	return t.text, t.pos, nil
+	end := t.pos.Offset + len(t.text)
+	for {
+		n := p.peek()
+		adjacent := n.pos.Offset == end
+		switch {
+		case adjacent && n.kind == tokNumber && strings.HasPrefix(n.text, "."):
+			// fields.0 lexes as fields and .0.
+			p.next()
+			end += len(n.text)
+			continue
+		case isOp(n, ".") || isOp(n, "-"):
+			if !adjacent {
+				return "", Pos{}, p.spacedKey(what, t.pos, n.pos)
+			}
+			p.next()
+			end += len(n.text)
+			part := p.peek()
+			if part.kind != tokIdent && part.kind != tokInt && part.kind != tokNumber || strings.HasPrefix(part.text, ".") {
+				return "", Pos{}, p.errExpected("rest of " + what + " " + p.src[t.pos.Offset:end])
+			}
+			if part.pos.Offset != end {
+				return "", Pos{}, p.spacedKey(what, t.pos, part.pos)
+			}
+			p.next()
+			end += len(part.text)
+			continue
+		}
+		return p.src[t.pos.Offset:end], t.pos, nil
+	}
+}
+
+// spacedKey reports a bare key whose parts are separated by spaces, at the
+// part after the first space, with the key written without them as the hint.
+func (p *parser) spacedKey(what string, start, at Pos) *Error {
+	end := len(p.src)
+	for i := 0; ; i++ {
+		if n := p.peekAt(i); n.kind == tokEOF || isOp(n, "=") || isOp(n, ",") || isOp(n, ")") || n.pos.Line != start.Line {
+			end = n.pos.Offset
+			break
+		}
+	}
+	written := strings.TrimSpace(p.src[start.Offset:max(end, start.Offset)])
+	return p.errorf(at, "%s %s must not contain spaces: write %s", what, written, strings.Join(strings.Fields(written), ""))
 }
 
 // parseOptionValue parses "= 'value'".

@@ -505,6 +505,42 @@ func TestStatements(t *testing.T) {
 	}
 }
 
+// Bare option and configuration keys are any identifier, reserved words
+// included, or a dotted/dashed path joined exactly as written.
+func TestBareOptionKeys(t *testing.T) {
+	ct := mustParse(t, `CREATE TABLE t (a INT) WITH (
+		table = 'a', format = 'b', key = 'c', value = 'd', PRIMARY = 'e',
+		scan.startup.mode = 'f', properties.bootstrap.servers = 'g',
+		sink.transactional-id-prefix = 'h', json.ignore-parse-errors = 'i',
+		properties.transaction.timeout.ms = 'j', fields.0.kind = 'k', a-1 = 'l',
+		'quoted key' = 'm')`).Statements[0].(*CreateTable)
+	var keys []string
+	for _, o := range ct.Options {
+		keys = append(keys, o.Key)
+	}
+	want := "table,format,key,value,PRIMARY,scan.startup.mode,properties.bootstrap.servers," +
+		"sink.transactional-id-prefix,json.ignore-parse-errors,properties.transaction.timeout.ms,fields.0.kind,a-1,quoted key"
+	if got := strings.Join(keys, ","); got != want {
+		t.Errorf("keys = %s\nwant   %s", got, want)
+	}
+	if p := ct.Options[5].Pos; p.Line != 3 || p.Col != 3 {
+		t.Errorf("scan.startup.mode at %d:%d, want 3:3", p.Line, p.Col)
+	}
+	for src, key := range map[string]string{
+		"SET execution.checkpointing.interval = '5s'": "execution.checkpointing.interval",
+		"SET table.exec.mini-batch.enabled = 'true'":  "table.exec.mini-batch.enabled",
+		"SET 'parallelism.default' = '2'":             "parallelism.default",
+	} {
+		if st := mustParse(t, src).Statements[0].(*Set); st.Key != key {
+			t.Errorf("%s: key = %q, want %q", src, st.Key, key)
+		}
+	}
+	if _, err := Parse("CREATE TABLE t (a INT) WITH (a.b = 'x', 'a.b' = 'y')"); err == nil ||
+		!strings.Contains(err.Error(), "duplicate option 'a.b'") {
+		t.Errorf("bare and quoted spellings of one key: err = %v", err)
+	}
+}
+
 func TestQueryShapes(t *testing.T) {
 	q := mustParse(t, "SELECT 1 UNION ALL SELECT 2 INTERSECT SELECT 3 EXCEPT SELECT 4").Statements[0].(*Query)
 	except := q.Body.(*SetOp)
