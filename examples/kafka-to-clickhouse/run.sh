@@ -6,7 +6,7 @@
 #      installs clickhouse-server with apt-get if there is none,
 #   2. starts, on 127.0.0.1 and free ports, with every file in one temporary
 #      directory: the dev Kafka broker; a private ClickHouse server with the
-#      table sensor_windows (a ReplacingMergeTree ordered by sensor and
+#      table sensor_window_stats (a ReplacingMergeTree ordered by sensor and
 #      window); one Coordinator and one Worker sharing a checkpoint directory,
 #   3. creates the topic readings (4 partitions), submits pipeline.sql and
 #      produces the 2,440 sensor readings at about $RATE per second (50),
@@ -15,7 +15,7 @@
 #      the Coordinator restarts the job from that checkpoint, so the windows
 #      fired in those 4 s (pipeline.sql checkpoints every 5 s) are inserted
 #      into ClickHouse again (the sink is at least once),
-#   5. once every reading is produced, reads sensor_windows back with
+#   5. once every reading is produced, reads sensor_window_stats back with
 #      ClickHouse's own SQL, every row inserted (merges, which would collapse
 #      duplicates, are stopped), and runs the independent verifier on it
 #      until it passes, for at most $VERIFY_TIMEOUT seconds (60): the 240
@@ -281,7 +281,7 @@ ch_query() {
 
 ch_query "SELECT version()" "$tmp/ch.out"
 say "ClickHouse $(cat "$tmp/ch.out") ($ch_bin) on http 127.0.0.1:$ch_http, tcp $ch_tcp"
-ch_query "CREATE TABLE sensor_windows (
+ch_query "CREATE TABLE sensor_window_stats (
   sensor_id    String,
   window_start DateTime,
   window_end   DateTime,
@@ -292,7 +292,7 @@ ch_query "CREATE TABLE sensor_windows (
 ) ENGINE = ReplacingMergeTree ORDER BY (sensor_id, window_start)" "$tmp/ch.out"
 # Background merges would collapse duplicates before they are read: stopped,
 # the verifier sees every row the sink inserted. FINAL collapses them below.
-ch_query "SYSTEM STOP MERGES sensor_windows" "$tmp/ch.out"
+ch_query "SYSTEM STOP MERGES sensor_window_stats" "$tmp/ch.out"
 
 # --- The cluster: one Coordinator, one Worker, one checkpoint directory.
 "$CLINK" coordinator --addr "${COORDINATOR_ADDR:-127.0.0.1:0}" --http-addr "${COORDINATOR_HTTP_ADDR:-127.0.0.1:0}" \
@@ -330,7 +330,7 @@ job_field() {
 # --- Kafka topic, job, readings.
 "$CLINK" kafka create-topic --brokers "$brokers" --topic readings --partitions 4 >&2
 sql=$tmp/pipeline.sql
-sed -e "s/'localhost:9092'/'$brokers'/" -e "s/'port' *= '8123'/'port'              = '$ch_http'/" pipeline.sql >"$sql"
+sed -e "s/'localhost:9092'/'$brokers'/" -e "s/^\( *port *= *\)'8123'/\1'$ch_http'/" pipeline.sql >"$sql"
 grep -q "'$brokers'" "$sql" && grep -q "'$ch_http'" "$sql" || {
   say "could not substitute the broker address and ClickHouse port in pipeline.sql"
   exit 1
@@ -404,7 +404,7 @@ select="SELECT sensor_id,
   toInt64(toUnixTimestamp(window_start)) * 1000 AS window_start,
   toInt64(toUnixTimestamp(window_end)) * 1000 AS window_end,
   readings, avg_temp, min_temp, max_temp
-FROM sensor_windows FORMAT JSONEachRow"
+FROM sensor_window_stats FORMAT JSONEachRow"
 deadline=$((SECONDS + verify_timeout))
 while :; do
   state=$(job_field state)
@@ -430,10 +430,10 @@ echo "run.sh: the Coordinator's log around the kill:" >&2
 grep -E 'worker lost|awaiting_restart|waiting for capacity|worker registered|restore point|starting fresh|attempt [0-9]+ running' \
   "$tmp/coordinator.log" | sed 's/^/  /' >&2
 restarts=$(job_field restarts)
-ch_query "SELECT count() FROM sensor_windows" "$tmp/stored"
-ch_query "SELECT count() FROM sensor_windows FINAL" "$tmp/final"
+ch_query "SELECT count() FROM sensor_window_stats" "$tmp/stored"
+ch_query "SELECT count() FROM sensor_window_stats FINAL" "$tmp/final"
 say "job $job: $(job_field state), $restarts restart(s), latest checkpoint $(job_field latest_checkpoint)"
-say "ClickHouse holds $(cat "$tmp/stored") rows in sensor_windows; SELECT ... FINAL (as a merge would) collapses them to $(cat "$tmp/final")"
+say "ClickHouse holds $(cat "$tmp/stored") rows in sensor_window_stats; SELECT ... FINAL (as a merge would) collapses them to $(cat "$tmp/final")"
 cat "$tmp/verify.err" >&2
 if [[ ${restarts:-0} == 0 ]]; then
   say "FAIL: the job was never restarted, so the kill showed nothing"
