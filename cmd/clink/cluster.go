@@ -23,15 +23,19 @@ func cmdCoordinator(args []string) int {
 	httpAddr := fs.String("http-addr", "127.0.0.1:8081", "HTTP API and /metrics address (off: none)")
 	dir := fs.String("checkpoint-dir", "", "jobs' checkpoints go to DIR/<job name> unless their SQL sets execution.checkpointing.dir; must be shared with the Workers")
 	interval := fs.Duration("checkpoint-interval", time.Second, "default time between checkpoints")
+	ckLog := fs.Duration("checkpoint-log-interval", time.Minute, "log a summary of each job's completed checkpoints this often (the first of each attempt, savepoints, failures and the first completion after one at once; 0: a line per checkpoint)")
 	restarts := fs.Int("max-restarts", 10, "restarts of a failing job before it is FAILED")
 	delay := fs.Duration("restart-delay", 200*time.Millisecond, "wait before a restart")
 	beat := fs.Duration("heartbeat", 500*time.Millisecond, "the Workers' heartbeat interval; three missed beats lose a Worker")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	if *ckLog <= 0 {
+		*ckLog = -1 // every checkpoint
+	}
 	c, err := cluster.NewCoordinator(cluster.CoordinatorConfig{FlightAddr: *addr, HTTPAddr: *httpAddr, CheckpointDir: *dir,
 		Token: os.Getenv("CLINK_AUTH_TOKEN"), Heartbeat: *beat, MaxRestarts: *restarts, RestartDelay: *delay,
-		CheckpointInterval: *interval, Connectors: builtin.Registry(), Log: os.Stderr})
+		CheckpointInterval: *interval, CheckpointLogInterval: *ckLog, Connectors: builtin.Registry(), Log: os.Stderr})
 	return serve(c, err)
 }
 

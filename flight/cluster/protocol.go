@@ -136,7 +136,7 @@ type SubmitRequest struct {
 
 // SubmitResponse answers a submission.
 type SubmitResponse struct {
-	Job           string `json:"job"`
+	Job           JobID  `json:"job"`
 	Guarantee     string `json:"guarantee"`
 	CheckpointDir string `json:"checkpoint_dir,omitempty"`
 	RestorePoint  uint64 `json:"restore_point,omitempty"`
