@@ -21,6 +21,7 @@ import (
 // api is the Coordinator's HTTP API (docs/cluster.md).
 func (c *Coordinator) api() http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/v1/config", c.getConfig)
 	mux.HandleFunc("GET /api/v1/overview", c.getOverview)
 	mux.HandleFunc("GET /api/v1/workers", c.getWorkers)
 	mux.HandleFunc("GET /api/v1/jobs", c.getJobs)
@@ -160,6 +161,14 @@ func (c *Coordinator) summaryLocked(j *job) JobSummary {
 	}
 	s.DurationMS = end.Sub(j.created).Milliseconds()
 	return s
+}
+
+// getConfig answers where the Coordinator listens, so that a client given
+// the HTTP API's address (Flink's habit: the REST port) finds the Flight
+// address it submits to (Submit).
+func (c *Coordinator) getConfig(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"flight_addr": c.FlightAddr(), "http_addr": c.HTTPAddr(),
+		"checkpoint_interval_ms": c.cfg.CheckpointInterval.Milliseconds(), "heartbeat_ms": c.cfg.Heartbeat.Milliseconds()})
 }
 
 func (c *Coordinator) getOverview(w http.ResponseWriter, _ *http.Request) {
