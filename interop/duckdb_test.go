@@ -249,6 +249,36 @@ func TestDuckDBReadsExportedState(t *testing.T) {
 	check(t, "doc query 2", query(t, db, doc[1]), "0 | 1284", "1 | 977")
 }
 
+// TestDuckDBReadsOneFileExport: the single-file export (state-export
+// --out FILE.parquet) holds the same rows per part as the per-part files,
+// with operator and subtask columns, and NULL where a part lacks a column.
+func TestDuckDBReadsOneFileExport(t *testing.T) {
+	c := writeCheckpoint(t, t.TempDir())
+	out := t.TempDir()
+	if _, err := stateio.Export(context.Background(), c, stateio.ExportOptions{Format: stateio.Parquet, Dir: out, WriteParquet: parquet.Write}); err != nil {
+		t.Fatal(err)
+	}
+	one := filepath.Join(t.TempDir(), "state.parquet")
+	if _, err := stateio.ExportFile(context.Background(), c, stateio.FileOptions{Path: one, NewParquetWriter: parquet.NewWriter}); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	perPart := func(name string) []string {
+		return query(t, db, "SELECT count(*) FROM read_parquet('"+filepath.Join(out, name)+"')")
+	}
+	check(t, "rows per part", query(t, db, "SELECT operator, subtask, count(*) FROM read_parquet('"+one+"') GROUP BY ALL ORDER BY ALL"),
+		"source | 0 | "+perPart("source-0.parquet")[0],
+		"window_agg | 0 | "+perPart("window_agg-0.parquet")[0],
+		"window_agg | 1 | "+perPart("window_agg-1.parquet")[0])
+	check(t, "a part's missing columns are NULL", query(t, db, "SELECT count(*) FROM read_parquet('"+one+"') WHERE operator = 'source' AND cnt IS NOT NULL"), "0")
+	check(t, "the same window rows", query(t, db, "SELECT key, window_start, cnt FROM read_parquet('"+one+"') WHERE slot = 'window_agg' EXCEPT SELECT key, window_start, cnt FROM read_parquet('"+filepath.Join(out, "window_agg-*.parquet")+"')"))
+}
+
 // docQueries returns the SQL statements of the "Reading state without
 // Clink" section of docs/state-format.md.
 func docQueries(t *testing.T) []string {

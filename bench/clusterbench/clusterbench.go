@@ -146,7 +146,7 @@ func submitSQL(c *cluster.Coordinator, name, text string, par int) (string, erro
 	if err != nil {
 		return "", err
 	}
-	return resp.Job, nil
+	return string(resp.Job), nil
 }
 
 func waitJob(c *cluster.Coordinator, id string, timeout time.Duration, states ...string) (cluster.JobDetail, error) {
@@ -364,7 +364,7 @@ SELECT k, window_end, COUNT(*) AS n FROM t GROUP BY TUMBLE(ts, INTERVAL '100' MI
 		}
 		r.Detection = t1.Sub(t0)
 		// Every Worker of the next attempt restores, then prints.
-		want := fmt.Sprintf("job %s attempt %d: restored checkpoint", id, attempt+1)
+		want := fmt.Sprintf("job_id=%s attempt %d: restored checkpoint", id, attempt+1)
 		var t2 time.Time
 		for k := 0; k < par; k++ {
 			at, ok := waitNth(log, t0, func(s string) bool { return strings.Contains(s, want) }, k, 30*time.Second)

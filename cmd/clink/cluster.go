@@ -4,8 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -23,16 +25,61 @@ func cmdCoordinator(args []string) int {
 	httpAddr := fs.String("http-addr", "127.0.0.1:8081", "HTTP API and /metrics address (off: none)")
 	dir := fs.String("checkpoint-dir", "", "jobs' checkpoints go to DIR/<job name> unless their SQL sets execution.checkpointing.dir; must be shared with the Workers")
 	interval := fs.Duration("checkpoint-interval", time.Second, "default time between checkpoints")
+	ckLog := fs.Duration("checkpoint-log-interval", time.Minute, "log a summary of each job's completed checkpoints this often (the first of each attempt, savepoints, failures and the first completion after one at once; 0: a line per checkpoint)")
 	restarts := fs.Int("max-restarts", 10, "restarts of a failing job before it is FAILED")
 	delay := fs.Duration("restart-delay", 200*time.Millisecond, "wait before a restart")
 	beat := fs.Duration("heartbeat", 500*time.Millisecond, "the Workers' heartbeat interval; three missed beats lose a Worker")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	if *ckLog <= 0 {
+		*ckLog = -1 // every checkpoint
+	}
 	c, err := cluster.NewCoordinator(cluster.CoordinatorConfig{FlightAddr: *addr, HTTPAddr: *httpAddr, CheckpointDir: *dir,
 		Token: os.Getenv("CLINK_AUTH_TOKEN"), Heartbeat: *beat, MaxRestarts: *restarts, RestartDelay: *delay,
-		CheckpointInterval: *interval, Connectors: builtin.Registry(), Log: os.Stderr})
+		CheckpointInterval: *interval, CheckpointLogInterval: *ckLog, Connectors: builtin.Registry(), Log: os.Stderr})
 	return serve(c, err)
+}
+
+// coordinatorFlags are --coordinator HOST:PORT and its Flink-style
+// spelling --coordinator-host H --coordinator-port P (either alone: host
+// 127.0.0.1, port 6123).
+type coordinatorFlags struct {
+	addr, host string
+	port       int
+}
+
+func (f *coordinatorFlags) register(fs *flag.FlagSet, addrDefault, usage string) {
+	fs.StringVar(&f.addr, "coordinator", addrDefault, usage)
+	fs.StringVar(&f.host, "coordinator-host", "", "the Coordinator's host, with or instead of --coordinator-port (default 127.0.0.1)")
+	fs.IntVar(&f.port, "coordinator-port", 0, "the Coordinator's port, with or instead of --coordinator-host (default 6123)")
+}
+
+// address is the Coordinator's address the flags give ("" when none
+// does).
+func (f *coordinatorFlags) address(fs *flag.FlagSet) (string, error) {
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if !set["coordinator-host"] && !set["coordinator-port"] {
+		return f.addr, nil
+	}
+	if set["coordinator"] {
+		return "", fmt.Errorf("give --coordinator HOST:PORT or --coordinator-host/--coordinator-port, not both")
+	}
+	host, port := f.host, f.port
+	if !set["coordinator-host"] {
+		host = "127.0.0.1"
+	}
+	if !set["coordinator-port"] {
+		port = 6123
+	}
+	if host == "" {
+		return "", fmt.Errorf("--coordinator-host is empty")
+	}
+	if port < 1 || port > 65535 {
+		return "", fmt.Errorf("--coordinator-port %d: want 1 to 65535", port)
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port)), nil
 }
 
 // serve runs a cluster role until SIGINT or SIGTERM.
@@ -51,14 +98,20 @@ func serve(role interface{ Run(context.Context) error }, err error) int {
 
 func cmdWorker(args []string) int {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
-	coord := fs.String("coordinator", "127.0.0.1:6123", "the Coordinator's Flight address")
+	var coord coordinatorFlags
+	coord.register(fs, "127.0.0.1:6123", "the Coordinator's Flight address HOST:PORT (its --addr, port 6123; not the HTTP API's)")
 	addr := fs.String("addr", "127.0.0.1:0", "address for control calls and shuffle streams (port 0: any)")
 	slots := fs.Int("slots", 1, "subtasks of each job this Worker runs at once")
 	id := fs.String("id", "", "the Worker's id (default: a random one)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	w, err := cluster.NewWorker(cluster.WorkerConfig{ID: *id, Coordinator: *coord, Addr: *addr, Slots: *slots,
+	caddr, err := coord.address(fs)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 2
+	}
+	w, err := cluster.NewWorker(cluster.WorkerConfig{ID: *id, Coordinator: caddr, Addr: *addr, Slots: *slots,
 		Token: os.Getenv("CLINK_AUTH_TOKEN"), Connectors: builtin.Registry(), Stdout: os.Stdout, Log: os.Stderr})
 	return serve(w, err)
 }

@@ -274,3 +274,50 @@ FROM readings GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor_id;
 	}
 	t.Logf("%s", strings.TrimSpace(report))
 }
+
+// TestClusterCoordinatorHostPort: `clink run --coordinator-host H
+// --coordinator-port P` submits like --coordinator H:P, also when P is the
+// Coordinator's HTTP API port (Flink's REST port habit); `clink worker`
+// takes the same flags; with --coordinator as well they are refused.
+func TestClusterCoordinatorHostPort(t *testing.T) {
+	bin := build(t)
+	dir := t.TempDir()
+	log := &syncBuffer{}
+	coord, httpAddr := startCoordinator(t, bin, log)
+	host, port, _ := strings.Cut(coord, ":")
+	startProc(t, bin, log, "worker", "--coordinator-host", host, "--coordinator-port", port, "--id", "w1")
+	in := filepath.Join(dir, "in.jsonl")
+	os.WriteFile(in, []byte(`{"k":"a"}`+"\n"), 0o644)
+	sqlFile := filepath.Join(dir, "copy.sql")
+	os.WriteFile(sqlFile, []byte(`CREATE TABLE t (k STRING) WITH ('connector' = 'file', 'path' = '`+in+`');
+CREATE TABLE o (k STRING) WITH ('connector' = 'file', 'path' = '`+filepath.Join(dir, "out")+`');
+INSERT INTO o SELECT k FROM t;`), 0o644)
+	hhost, hport, _ := strings.Cut(httpAddr, ":")
+	for _, args := range [][]string{
+		{"--coordinator-host", host, "--coordinator-port", port},
+		{"--coordinator-host", hhost, "--coordinator-port", hport}, // the HTTP API's port
+	} {
+		cmd := exec.Command(bin, append(append([]string{"run"}, args...), sqlFile)...)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("clink run %v: %v\n%s\n%s", args, err, stderr.String(), log.String())
+		}
+		m := jobIDRE.FindStringSubmatch(stdout.String())
+		if m == nil {
+			t.Fatalf("no job id in %q", stdout.String())
+		}
+		if args[3] == hport && !strings.Contains(stderr.String(), "is the Coordinator's HTTP API; submitted to its Flight address "+coord) {
+			t.Errorf("via the HTTP port: %s", stderr.String())
+		}
+		d := waitState(t, httpAddr, m[1], "FINISHED", time.Minute)
+		if id, ok := d["id"].(float64); !ok || strconv.Itoa(int(id)) != m[1] {
+			t.Errorf("job id %#v in the detail, %s printed", d["id"], m[1])
+		}
+	}
+	cmd := exec.Command(bin, "run", "--coordinator", coord, "--coordinator-port", port, sqlFile)
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "not both") {
+		t.Errorf("--coordinator with --coordinator-port: %v %s", err, out)
+	}
+}

@@ -84,8 +84,14 @@ func cmdRun(args []string) int {
 	var cko checkpointFlags
 	cko.register(fs)
 	parallelism := fs.Int("parallelism", 1, "subtasks of every operator: sources split their partitions (Kafka) or files, keyed operators their key groups")
-	coordinator := fs.String("coordinator", "", "submit the job to the Coordinator at HOST:PORT instead of running it here")
+	var coord coordinatorFlags
+	coord.register(fs, "", "submit the job to the Coordinator at HOST:PORT (its Flight port, 6123, or its HTTP API's, 8081) instead of running it here")
 	if err := parseArgs(fs, args); err != nil {
+		return 2
+	}
+	coordinator, err := coord.address(fs)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
 		return 2
 	}
 	if *cpuprofile != "" {
@@ -128,8 +134,8 @@ func cmdRun(args []string) int {
 		fmt.Fprintln(os.Stderr, "error: --parallelism must be at least 1")
 		return 2
 	}
-	if *coordinator != "" {
-		return submit(ctx, *coordinator, plan, cko.job, set, *parallelism, &cko)
+	if coordinator != "" {
+		return submit(ctx, coordinator, plan, cko.job, set, *parallelism, &cko)
 	}
 	stats, err := executeWith(ctx, plan, reg, connectors.Runtime{BatchSize: *batch, Linger: *linger, Stdout: os.Stdout, Stderr: os.Stderr, Parallelism: *parallelism}, &cko)
 	if err != nil && !(errors.Is(err, context.Canceled) && ctx.Err() != nil) {
@@ -308,6 +314,9 @@ func submit(ctx context.Context, addr string, plan *pb.Plan, name string, set ma
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 1
+	}
+	if resp.Via != "" {
+		fmt.Fprintf(os.Stderr, "clink: %s is the Coordinator's HTTP API; submitted to its Flight address %s\n", addr, resp.Via)
 	}
 	fmt.Fprintf(os.Stderr, "clink: job %s: guarantee %s\n", name, resp.Guarantee)
 	if resp.CheckpointDir != "" {

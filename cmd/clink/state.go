@@ -33,8 +33,9 @@ type stateFlags struct {
 
 func (f *stateFlags) register(fs *flag.FlagSet, withID bool) {
 	fs.StringVar(&f.dir, "checkpoint-dir", "", "a checkpoint directory: read its newest complete checkpoint (or --id)")
+	fs.StringVar(&f.dir, "dir", "", "the same as --checkpoint-dir")
 	if withID {
-		fs.Uint64Var(&f.id, "id", 0, "with --checkpoint-dir: the checkpoint to read")
+		fs.Uint64Var(&f.id, "id", 0, "with --checkpoint-dir: the checkpoint to read (chk-N)")
 	}
 	fs.StringVar(&f.operator, "operator", "", "read only this operator's parts")
 	fs.StringVar(&f.slot, "slot", "", "read only the rows of this slot")
@@ -130,11 +131,11 @@ func cmdStateCat(args []string) int {
 }
 
 func cmdStateExport(args []string) int {
-	fs := newFlagSet("state-export", "--format parquet|arrow|iceberg --out DIR [--checkpoint-dir DIR [--id N] | PATH] [--operator OP] [--slot S]")
+	fs := newFlagSet("state-export", "[--format parquet|arrow|iceberg] --out DIR|FILE.parquet [--checkpoint-dir|--dir DIR [--id N] | PATH] [--operator OP] [--slot S]")
 	var sf stateFlags
 	sf.register(fs, true)
 	format := fs.String("format", "parquet", "parquet (a ZSTD Parquet file per part), arrow (an uncompressed Arrow IPC file per part) or iceberg (a snapshot of table clink.<operator> per operator)")
-	out := fs.String("out", "", "the output directory (for iceberg: the default catalog DIR/catalog.db and the warehouse DIR/warehouse)")
+	out := fs.String("out", "", "the output directory (for iceberg: the default catalog DIR/catalog.db and the warehouse DIR/warehouse); for parquet, a FILE.parquet instead: one file with every part's rows")
 	catalog := fs.String("iceberg-catalog", "", "iceberg: the SQL catalog, sqlite://PATH or postgres://USER:PASSWORD@HOST/DB (default sqlite://OUT/catalog.db)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -150,6 +151,11 @@ func cmdStateExport(args []string) int {
 	case *catalog != "" && !ice:
 		return fail("state-export", &usageError{"--iceberg-catalog is for --format iceberg"})
 	}
+	// --out FILE.parquet (not an existing directory): one file.
+	single := strings.HasSuffix(strings.ToLower(*out), ".parquet") && !dirExists(*out)
+	if single && f != stateio.Parquet {
+		return fail("state-export", &usageError{fmt.Sprintf("--out %s is a Parquet file: it is for --format parquet; give --format %s a directory", *out, *format)})
+	}
 	c, err := sf.open(pos)
 	if err != nil {
 		return fail("state-export", err)
@@ -159,6 +165,12 @@ func cmdStateExport(args []string) int {
 	var done []stateio.Exported
 	what := "file"
 	switch {
+	case single:
+		var e stateio.Exported
+		e, err = stateio.ExportFile(ctx, c, stateio.FileOptions{Selection: sf.selection(), Path: *out, NewParquetWriter: parquet.NewWriter})
+		if err == nil {
+			done = append(done, e)
+		}
 	case ice:
 		what = "table snapshot"
 		done, err = exportIceberg(ctx, c, sf.selection(), *out, *catalog)
@@ -288,6 +300,11 @@ func userPos(err error, lines int, query string) error {
 		return &e
 	}
 	return err
+}
+
+func dirExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
 }
 
 func fileExists(p string) bool {

@@ -13,6 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/clink-dev/clink/checkpoint"
 )
@@ -161,6 +163,39 @@ func TestStateTools(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(ice, "catalog.db")); err != nil {
 			t.Error(err)
+		}
+	})
+
+	t.Run("export one file", func(t *testing.T) {
+		// The tutorial's spelling: --dir, --id, --out FILE.parquet.
+		path := filepath.Join(t.TempDir(), "state.parquet")
+		out, stderr, code := runCLI(t, bin, "state-export", "--dir", dir, "--id", "1", "--out", path)
+		if code != 0 || out != path+"\t3 rows\n" || !strings.Contains(stderr, "checkpoint 1 (") || !strings.Contains(stderr, "1 file written") {
+			t.Fatalf("state-export --out FILE.parquet: exit %d %q %q", code, out, stderr)
+		}
+		pf, err := file.OpenParquetFile(path, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pf.Close()
+		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tbl, err := fr.ReadTable(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tbl.Release()
+		var names []string
+		for _, f := range tbl.Schema().Fields() {
+			names = append(names, f.Name)
+		}
+		if got := strings.Join(names, ","); tbl.NumRows() != 3 || got != "slot,key_group,key,window_start,window_end,partition,offset,cnt,total,tags,operator,subtask" {
+			t.Errorf("%d rows, columns %s", tbl.NumRows(), got)
+		}
+		if _, stderr, code := runCLI(t, bin, "state-export", "--format=arrow", "--dir", dir, "--out", path); code != 2 || !strings.Contains(stderr, "is for --format parquet") {
+			t.Errorf("--format arrow --out FILE.parquet: exit %d %s", code, stderr)
 		}
 	})
 

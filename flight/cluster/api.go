@@ -21,6 +21,7 @@ import (
 // api is the Coordinator's HTTP API (docs/cluster.md).
 func (c *Coordinator) api() http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/v1/config", c.getConfig)
 	mux.HandleFunc("GET /api/v1/overview", c.getOverview)
 	mux.HandleFunc("GET /api/v1/workers", c.getWorkers)
 	mux.HandleFunc("GET /api/v1/jobs", c.getJobs)
@@ -63,26 +64,59 @@ func writeErr(w http.ResponseWriter, status int, err error) {
 	writeJSON(w, status, map[string]any{"errors": []string{err.Error()}})
 }
 
+// JobID is a job's id: a sequential integer, in JSON a number ("id": 1;
+// a string "1" is accepted when read) and in paths /api/v1/jobs/1.
+type JobID string
+
+// MarshalJSON writes the id as a JSON number (as a string should it ever
+// not be one).
+func (id JobID) MarshalJSON() ([]byte, error) {
+	if _, err := strconv.ParseUint(string(id), 10, 64); err == nil {
+		return []byte(id), nil
+	}
+	return json.Marshal(string(id))
+}
+
+// UnmarshalJSON reads a number or a string.
+func (id *JobID) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*id = JobID(s)
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("job id: %w", err)
+	}
+	*id = JobID(n.String())
+	return nil
+}
+
 // JobSummary is a job in GET /api/v1/jobs.
 type JobSummary struct {
-	ID          string `json:"id"`
-	Name        string `json:"name"`
-	State       string `json:"state"`
-	Parallelism int    `json:"parallelism"`
-	StartTime   int64  `json:"start_time"`
-	EndTime     int64  `json:"end_time,omitempty"`
-	DurationMS  int64  `json:"duration_ms"`
+	ID    JobID  `json:"id"`
+	Name  string `json:"name"`
+	State string `json:"state"`
+	// Status repeats State (Flink's /jobs/:id/status; the tutorial reads
+	// it in the list).
+	Status string `json:"status"`
+	// ErrorCount is the job's failed attempts.
+	ErrorCount  int   `json:"error_count"`
+	Parallelism int   `json:"parallelism"`
+	StartTime   int64 `json:"start_time"`
+	EndTime     int64 `json:"end_time,omitempty"`
+	DurationMS  int64 `json:"duration_ms"`
 }
 
 // JobDetail is GET /api/v1/jobs/{id}.
 type JobDetail struct {
 	JobSummary
-	// Status repeats State (Flink's /jobs/:id/status).
-	Status        string    `json:"status"`
 	Guarantee     string    `json:"guarantee"`
 	Attempt       int       `json:"attempt"`
 	Restarts      int       `json:"restarts"`
-	ErrorCount    int       `json:"error_count"`
 	Failure       string    `json:"failure,omitempty"`
 	CheckpointDir string    `json:"checkpoint_dir,omitempty"`
 	Latest        *ckRecord `json:"latest_checkpoint"`
@@ -118,7 +152,8 @@ type Operator struct {
 }
 
 func (c *Coordinator) summaryLocked(j *job) JobSummary {
-	s := JobSummary{ID: j.id, Name: j.name, State: j.state, Parallelism: j.parallelism, StartTime: j.created.UnixMilli()}
+	s := JobSummary{ID: JobID(j.id), Name: j.name, State: j.state, Status: j.state, ErrorCount: j.errorCount,
+		Parallelism: j.parallelism, StartTime: j.created.UnixMilli()}
 	end := time.Now()
 	if !j.ended.IsZero() {
 		s.EndTime = j.ended.UnixMilli()
@@ -126,6 +161,14 @@ func (c *Coordinator) summaryLocked(j *job) JobSummary {
 	}
 	s.DurationMS = end.Sub(j.created).Milliseconds()
 	return s
+}
+
+// getConfig answers where the Coordinator listens, so that a client given
+// the HTTP API's address (Flink's habit: the REST port) finds the Flight
+// address it submits to (Submit).
+func (c *Coordinator) getConfig(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"flight_addr": c.FlightAddr(), "http_addr": c.HTTPAddr(),
+		"checkpoint_interval_ms": c.cfg.CheckpointInterval.Milliseconds(), "heartbeat_ms": c.cfg.Heartbeat.Milliseconds()})
 }
 
 func (c *Coordinator) getOverview(w http.ResponseWriter, _ *http.Request) {
@@ -239,8 +282,8 @@ func (c *Coordinator) Job(id string) (JobDetail, bool) {
 }
 
 func (c *Coordinator) detailLocked(j *job) JobDetail {
-	d := JobDetail{JobSummary: c.summaryLocked(j), Status: j.state, Guarantee: j.guarantee, Attempt: j.attempt,
-		Restarts: j.restarts, ErrorCount: j.errorCount, Failure: j.failure, CheckpointDir: j.ckDir, Latest: j.latest,
+	d := JobDetail{JobSummary: c.summaryLocked(j), Guarantee: j.guarantee, Attempt: j.attempt,
+		Restarts: j.restarts, Failure: j.failure, CheckpointDir: j.ckDir, Latest: j.latest,
 		RestoredFrom: j.restoredIDs, Savepoint: j.savepoint, Tasks: []Task{}, LateDropped: j.late, RecordsSkipped: j.skipped}
 	for s := range j.parallelism {
 		t := Task{Subtask: s, State: j.state}
@@ -293,7 +336,7 @@ func (c *Coordinator) getOperators(w http.ResponseWriter, r *http.Request) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{"job": j.id, "attempt": j.attempt, "operators": c.operatorsLocked(j)})
+	writeJSON(w, http.StatusOK, map[string]any{"job": JobID(j.id), "attempt": j.attempt, "operators": c.operatorsLocked(j)})
 }
 
 func (c *Coordinator) getCheckpoints(w http.ResponseWriter, r *http.Request) {
@@ -325,7 +368,7 @@ func (c *Coordinator) postCancel(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, statusOf(err), err)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, map[string]any{"job": id, "state": StateCanceled})
+	writeJSON(w, http.StatusAccepted, map[string]any{"job": JobID(id), "state": StateCanceled})
 }
 
 func (c *Coordinator) postStop(w http.ResponseWriter, r *http.Request) {
@@ -335,7 +378,7 @@ func (c *Coordinator) postStop(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, statusOf(err), err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"job": id, "state": StateFinished, "savepoint": path})
+	writeJSON(w, http.StatusOK, map[string]any{"job": JobID(id), "state": StateFinished, "savepoint": path})
 }
 
 func statusOf(err error) int {

@@ -152,6 +152,7 @@ func (ctl *controller) complete() error {
 		Properties: map[string]string{"job_id": j.id, "attempt": strconv.Itoa(a.ref.Attempt), "kind": p.kind}}
 	if err := p.w.Commit(meta); err != nil {
 		c.recordCk(j, p, "FAILED", err.Error(), nil)
+		ctl.ckFailed(p.id, err.Error())
 		return err
 	}
 	if p.kind == "final" {
@@ -161,7 +162,7 @@ func (ctl *controller) complete() error {
 		c.logf("job_id=%s: pruning checkpoints: %v", j.id, err)
 	}
 	c.recordCk(j, p, "COMPLETED", "", parts)
-	c.logf("job_id=%s checkpoint %d complete (%d parts, %s)", j.id, p.id, len(parts), time.Since(p.start).Round(time.Millisecond))
+	ctl.ckCompleted(p.id, p.kind, len(parts), time.Since(p.start))
 	var wg sync.WaitGroup
 	for wid := range a.workers {
 		cl, ok := c.client(wid)

@@ -154,7 +154,7 @@ func (tc *testCluster) runPlan(t testing.TB, plan *pb.Plan, par, batch int) ([]s
 	if err != nil {
 		return nil, JobDetail{}, err
 	}
-	d := tc.wait(t, resp.Job, time.Minute)
+	d := tc.wait(t, string(resp.Job), time.Minute)
 	var rows []string
 	for _, o := range tc.outs {
 		for _, l := range strings.Split(o.take(), "\n") {
@@ -298,9 +298,9 @@ INSERT INTO o SELECT k, window_start, COUNT(*) FROM t GROUP BY TUMBLE(ts, INTERV
 	if code := httpJSON(t, "POST", base+"/api/v1/jobs", "s3cret", bytes.NewReader(body), &sub); code != http.StatusAccepted {
 		t.Fatalf("submit: %d", code)
 	}
-	d := tc.wait(t, sub.Job, time.Minute)
+	d := tc.wait(t, string(sub.Job), time.Minute)
 	var got JobDetail
-	httpJSON(t, "GET", base+"/api/v1/jobs/"+sub.Job, "s3cret", nil, &got)
+	httpJSON(t, "GET", base+"/api/v1/jobs/"+string(sub.Job), "s3cret", nil, &got)
 	if got.State != StateFinished || got.Guarantee != "EXACTLY_ONCE" || len(got.Tasks) != 2 || got.Latest == nil || got.Latest.Kind != "final" {
 		t.Fatalf("detail %+v (wait saw %+v)", got, d)
 	}
@@ -308,7 +308,7 @@ INSERT INTO o SELECT k, window_start, COUNT(*) FROM t GROUP BY TUMBLE(ts, INTERV
 		Counts  map[string]int `json:"counts"`
 		History []ckRecord     `json:"history"`
 	}
-	httpJSON(t, "GET", base+"/api/v1/jobs/"+sub.Job+"/checkpoints", "s3cret", nil, &ck)
+	httpJSON(t, "GET", base+"/api/v1/jobs/"+string(sub.Job)+"/checkpoints", "s3cret", nil, &ck)
 	if ck.Counts["completed"] < 1 || len(ck.History) == 0 {
 		t.Fatalf("checkpoints %+v", ck)
 	}

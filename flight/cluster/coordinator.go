@@ -51,8 +51,14 @@ type CoordinatorConfig struct {
 	// CheckpointInterval is the default between checkpoints (1 s);
 	// CheckpointTimeout abandons a checkpoint (default 10 min).
 	CheckpointInterval, CheckpointTimeout time.Duration
-	Connectors                            *connectors.Registry
-	Log                                   io.Writer
+	// CheckpointLogInterval is how often a job's completed checkpoints are
+	// summed up in one log line (default 1 min; < 0: a line per
+	// checkpoint). The first of each attempt, savepoints, final
+	// checkpoints, failures and the first completion after a failure are
+	// logged at once.
+	CheckpointLogInterval time.Duration
+	Connectors            *connectors.Registry
+	Log                   io.Writer
 }
 
 // Job states, Flink's names.
@@ -197,6 +203,9 @@ func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 	}
 	if cfg.CheckpointInterval <= 0 {
 		cfg.CheckpointInterval = time.Second
+	}
+	if cfg.CheckpointLogInterval == 0 {
+		cfg.CheckpointLogInterval = time.Minute
 	}
 	if cfg.CheckpointTimeout <= 0 {
 		cfg.CheckpointTimeout = 10 * time.Minute
@@ -480,7 +489,7 @@ func (c *Coordinator) Submit(r *SubmitRequest) (*SubmitResponse, error) {
 	c.mu.Unlock()
 	c.logf("job_id=%s submitted: %s, parallelism %d, guarantee %s", j.id, name, par, j.guarantee)
 	go c.runJob(j)
-	resp.Job, resp.Guarantee = j.id, j.guarantee
+	resp.Job, resp.Guarantee = JobID(j.id), j.guarantee
 	return resp, nil
 }
 

@@ -40,6 +40,7 @@ type jobAttempt struct {
 func (ctl *controller) endAttempt() {
 	a := ctl.a
 	ctl.a = nil
+	ctl.ckFlush()
 	if a.ticker != nil {
 		a.ticker.Stop()
 	}
@@ -128,6 +129,7 @@ func (ctl *controller) cancel(ev event) phase {
 	if a.pending != nil {
 		a.pending.w.Abort()
 		ctl.c.recordCk(ctl.j, a.pending, "FAILED", "job cancelled", nil)
+		ctl.ckFailed(a.pending.id, "job cancelled")
 	}
 	if a.stopReply != nil {
 		a.stopReply <- stopResult{err: fmt.Errorf("job %s was cancelled before its savepoint completed", ctl.j.id)}
@@ -146,6 +148,7 @@ func (ctl *controller) fail(reason string) phase {
 	if a.pending != nil {
 		a.pending.w.Abort()
 		ctl.c.recordCk(ctl.j, a.pending, "FAILED", "attempt failed: "+reason, nil)
+		ctl.ckFailed(a.pending.id, "attempt failed: "+reason)
 		if a.pending.stop != nil {
 			a.pending.stop <- stopResult{err: errors.New(reason)}
 		}

@@ -82,6 +82,7 @@ type controller struct {
 	a *jobAttempt
 	// reason is why the last attempt failed.
 	reason string
+	ckLog  ckLog
 }
 
 // runJob runs a job's attempts until it finishes, is cancelled, or fails

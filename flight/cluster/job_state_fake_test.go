@@ -126,7 +126,7 @@ func (f *fakeWorker) expect(t *testing.T, action string) fakeCall {
 // submit submits a file-to-file job at parallelism par.
 func (fc *fakeCluster) submit(t *testing.T, par int) string {
 	t.Helper()
-	return fc.submitReq(t, &SubmitRequest{Parallelism: par}).Job
+	return string(fc.submitReq(t, &SubmitRequest{Parallelism: par}).Job)
 }
 
 // submitReq submits the file-to-file job with r's options.
@@ -177,6 +177,20 @@ func (fc *fakeCluster) waitState(t *testing.T, id, state string) JobDetail {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("job %s is %s, not %s", id, d.State, state)
+		}
+	}
+}
+
+// waitCompleted waits until job id's newest completed checkpoint is ck (or
+// newer), as the API says.
+func (fc *fakeCluster) waitCompleted(t *testing.T, id string, ck uint64) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+		if d, _ := fc.c.Job(id); d.Latest != nil && d.Latest.ID >= ck {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s: checkpoint %d did not complete", id, ck)
 		}
 	}
 }
@@ -338,7 +352,7 @@ func TestControllerFinalCheckpoint(t *testing.T) {
 	}
 	fc.event(t, ref, event{kind: evAck, worker: "f1", id: fin.id})
 	fc.event(t, ref, event{kind: evAck, worker: "f2", id: fin.id})
-	fc.waitLog(t, "checkpoint "+itoa(fin.id)+" complete")
+	fc.waitCompleted(t, id, fin.id)
 	fc.event(t, ref, event{kind: evDone, worker: "f1", late: 3})
 	fc.event(t, ref, event{kind: evDone, worker: "f2", skipped: 2})
 	d := fc.waitState(t, id, StateFinished)
@@ -363,7 +377,7 @@ func TestControllerRestartAfterLoss(t *testing.T) {
 	ref := w.expect(t, actDeploy).ref
 	ck := w.expect(t, actTrigger)
 	fc.event(t, ref, event{kind: evAck, worker: "f1", id: ck.id})
-	fc.waitLog(t, "checkpoint "+itoa(ck.id)+" complete")
+	fc.waitCompleted(t, id, ck.id)
 	fc.c.mu.Lock()
 	fc.c.loseLocked(fc.c.workers["f1"], "test")
 	fc.c.mu.Unlock()
@@ -504,7 +518,7 @@ func TestControllerFreshAndFrom(t *testing.T) {
 				continue // a failed attempt's
 			}
 			fc.event(t, ref, event{kind: evAck, worker: "f1", id: ck.id})
-			fc.waitLog(t, "checkpoint "+itoa(ck.id)+" complete")
+			fc.waitCompleted(t, ref.Job, ck.id)
 			return ck.id
 		}
 	}
@@ -537,8 +551,8 @@ func TestControllerFreshAndFrom(t *testing.T) {
 	if dep = restart(dep.ref); dep.restore != c {
 		t.Fatalf("fresh, restart after checkpoint %d: restores %d", c, dep.restore)
 	}
-	fc.c.Cancel(resp.Job)
-	fc.waitState(t, resp.Job, StateCanceled)
+	fc.c.Cancel(string(resp.Job))
+	fc.waitState(t, string(resp.Job), StateCanceled)
 
 	resp = fc.submitReq(t, &SubmitRequest{Parallelism: 1, FromCheckpoint: a})
 	dep = w.expect(t, actDeploy)
@@ -548,5 +562,5 @@ func TestControllerFreshAndFrom(t *testing.T) {
 	if dep = restart(dep.ref); dep.restore != a {
 		t.Fatalf("from %d, restart before a checkpoint: restores %d", a, dep.restore)
 	}
-	fc.waitLog(t, "job_id="+resp.Job+" restore point: checkpoint "+itoa(a))
+	fc.waitLog(t, "job_id="+string(resp.Job)+" restore point: checkpoint "+itoa(a))
 }

@@ -64,7 +64,7 @@ INSERT INTO o SELECT k, v FROM t`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := tc.wait(t, resp.Job, 30*time.Second)
+	d := tc.wait(t, string(resp.Job), 30*time.Second)
 	if d.State != StateFailed || d.Restarts != 2 || d.ErrorCount != 3 || !strings.Contains(d.Failure, "in.jsonl:2: invalid JSON") {
 		t.Fatalf("detail %+v", d)
 	}
@@ -115,11 +115,18 @@ func TestStopWithSavepoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tc.waitLog(t, "job_id=1 checkpoint 2 complete", 20*time.Second)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if d, _ := tc.c.Job(string(resp.Job)); d.Latest != nil && d.Latest.ID >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no checkpoint 2:\n%s", tc.log.String())
+		}
+	}
 	// The operators' counters arrive with the heartbeats.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		var ops struct{ Operators []Operator }
-		httpJSON(t, "GET", "http://"+tc.c.HTTPAddr()+"/api/v1/jobs/"+resp.Job+"/operators", "", nil, &ops)
+		httpJSON(t, "GET", "http://"+tc.c.HTTPAddr()+"/api/v1/jobs/"+string(resp.Job)+"/operators", "", nil, &ops)
 		var in, wms int64
 		names := map[string]bool{}
 		for _, o := range ops.Operators {
@@ -138,11 +145,11 @@ func TestStopWithSavepoint(t *testing.T) {
 			t.Fatalf("operators: %+v", ops.Operators)
 		}
 	}
-	path, err := tc.c.StopWithSavepoint(resp.Job)
+	path, err := tc.c.StopWithSavepoint(string(resp.Job))
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := tc.wait(t, resp.Job, 10*time.Second)
+	d := tc.wait(t, string(resp.Job), 10*time.Second)
 	if d.State != StateFinished || d.Savepoint != path {
 		t.Fatalf("after stop: %+v", d)
 	}
@@ -171,18 +178,18 @@ func TestStopWithSavepoint(t *testing.T) {
 	}
 	tc.waitLog(t, fmt.Sprintf("job_id=2 restore point: checkpoint %d", id), 10*time.Second)
 	for {
-		if d, _ := tc.c.Job(resp2.Job); d.State == StateRunning {
+		if d, _ := tc.c.Job(string(resp2.Job)); d.State == StateRunning {
 			break
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if err := tc.c.Cancel(resp2.Job); err != nil {
+	if err := tc.c.Cancel(string(resp2.Job)); err != nil {
 		t.Fatal(err)
 	}
-	if d := tc.wait(t, resp2.Job, 10*time.Second); d.State != StateCanceled {
+	if d := tc.wait(t, string(resp2.Job), 10*time.Second); d.State != StateCanceled {
 		t.Fatalf("after cancel: %+v", d)
 	}
-	if err := tc.c.Cancel(resp2.Job); err == nil || !strings.Contains(err.Error(), "CANCELED") {
+	if err := tc.c.Cancel(string(resp2.Job)); err == nil || !strings.Contains(err.Error(), "CANCELED") {
 		t.Fatalf("cancel of a cancelled job: %v", err)
 	}
 	// Both jobs released their slots.
@@ -210,11 +217,11 @@ SELECT k, COUNT(*) FROM t GROUP BY k`)
 		t.Fatal(err)
 	}
 	tc.waitLog(t, "job_id=1 waiting for capacity: 3 slots needed, 1 free", 5*time.Second)
-	if d, _ := tc.c.Job(resp.Job); d.State != StateCreated {
+	if d, _ := tc.c.Job(string(resp.Job)); d.State != StateCreated {
 		t.Fatalf("state %s", d.State)
 	}
 	tc.addWorker(t, "w2", 2)
-	if d := tc.wait(t, resp.Job, 20*time.Second); d.State != StateFinished {
+	if d := tc.wait(t, string(resp.Job), 20*time.Second); d.State != StateFinished {
 		t.Fatalf("%+v", d)
 	}
 }
@@ -232,12 +239,12 @@ func TestWorkerShutdownIsAFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	for {
-		if d, _ := tc.c.Job(resp.Job); d.State == StateRunning {
+		if d, _ := tc.c.Job(string(resp.Job)); d.State == StateRunning {
 			break
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	d, _ := tc.c.Job(resp.Job)
+	d, _ := tc.c.Job(string(resp.Job))
 	lost := d.Tasks[0].Worker
 	for i, w := range tc.workers {
 		if w.ID() == lost {
@@ -250,7 +257,7 @@ func TestWorkerShutdownIsAFailure(t *testing.T) {
 	// may still land on it (and fail) before it is gone: the job runs again
 	// on the other Worker after one restart or more.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		d, _ := tc.c.Job(resp.Job)
+		d, _ := tc.c.Job(string(resp.Job))
 		if d.State == StateRunning && d.Restarts >= 1 && d.Tasks[0].Worker != lost {
 			break
 		}

@@ -13,6 +13,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 
@@ -136,10 +141,13 @@ type SubmitRequest struct {
 
 // SubmitResponse answers a submission.
 type SubmitResponse struct {
-	Job           string `json:"job"`
+	Job           JobID  `json:"job"`
 	Guarantee     string `json:"guarantee"`
 	CheckpointDir string `json:"checkpoint_dir,omitempty"`
 	RestorePoint  uint64 `json:"restore_point,omitempty"`
+	// Via is the Flight address Submit went to when the address it was
+	// given is the Coordinator's HTTP API ("" otherwise).
+	Via string `json:"-"`
 }
 
 // call runs a JSON action.
@@ -178,8 +186,33 @@ func handle[Req any](s *cflight.Server, name string, f func(ctx context.Context,
 	})
 }
 
-// Submit sends a job to the Coordinator at addr.
+// Submit sends a job to the Coordinator at addr, its Flight address. When
+// nobody speaks Flight there, addr may be the Coordinator's HTTP API (a
+// Flink user gives the REST port, 8081): Submit asks its GET
+// /api/v1/config for the Flight address and submits there (resp.Via).
 func Submit(ctx context.Context, addr, token string, req *SubmitRequest) (*SubmitResponse, error) {
+	resp, err := submitFlight(ctx, addr, token, req)
+	if err == nil || !cflight.Unreachable(err) {
+		return resp, err
+	}
+	flightAddr, answered, herr := FlightAddrOf(ctx, addr, token)
+	switch {
+	case answered && herr != nil:
+		return nil, herr
+	case herr != nil:
+		return nil, fmt.Errorf("cannot reach the Coordinator at %s (is `clink coordinator` running there?): %v", addr, err)
+	}
+	if resp, err = submitFlight(ctx, flightAddr, token, req); err != nil {
+		if cflight.Unreachable(err) {
+			return nil, fmt.Errorf("%s is the Coordinator's HTTP API, but its Flight address %s does not answer: %v", addr, flightAddr, err)
+		}
+		return nil, err
+	}
+	resp.Via = flightAddr
+	return resp, nil
+}
+
+func submitFlight(ctx context.Context, addr, token string, req *SubmitRequest) (*SubmitResponse, error) {
 	cl, err := cflight.Dial(addr, token)
 	if err != nil {
 		return nil, err
@@ -187,10 +220,51 @@ func Submit(ctx context.Context, addr, token string, req *SubmitRequest) (*Submi
 	defer cl.Close()
 	var resp SubmitResponse
 	if err := call(ctx, cl, actSubmit, req, &resp); err != nil {
-		if cflight.Unreachable(err) {
-			return nil, fmt.Errorf("cannot reach the Coordinator at %s (is `clink coordinator` running there?): %v", addr, err)
-		}
 		return nil, err
 	}
 	return &resp, nil
+}
+
+// FlightAddrOf asks the Coordinator's HTTP API at addr (host:port) for its
+// Flight address; an unspecified host there (0.0.0.0, [::]) becomes addr's
+// host. answered: an HTTP server answered (its error, say a wrong token,
+// is then the one to report).
+func FlightAddrOf(ctx context.Context, addr, token string) (flightAddr string, answered bool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/api/v1/config", nil)
+	if err != nil {
+		return "", false, err
+	}
+	if token != "" {
+		hr.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		return "", false, err
+	}
+	defer res.Body.Close()
+	var body struct {
+		FlightAddr string   `json:"flight_addr"`
+		Errors     []string `json:"errors"`
+	}
+	derr := json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(&body)
+	switch {
+	case res.StatusCode != http.StatusOK && len(body.Errors) > 0:
+		return "", true, fmt.Errorf("the Coordinator's HTTP API at %s: %s", addr, strings.Join(body.Errors, "; "))
+	case res.StatusCode != http.StatusOK:
+		return "", true, fmt.Errorf("%s answers HTTP %s to GET /api/v1/config: not a Coordinator's HTTP API", addr, res.Status)
+	case derr != nil || body.FlightAddr == "":
+		return "", true, fmt.Errorf("%s: GET /api/v1/config has no flight_addr: not a Coordinator's HTTP API", addr)
+	}
+	host, port, err := net.SplitHostPort(body.FlightAddr)
+	if err != nil {
+		return "", true, fmt.Errorf("%s: flight_addr %q: %v", addr, body.FlightAddr, err)
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		if host, _, err = net.SplitHostPort(addr); err != nil {
+			return "", true, err
+		}
+	}
+	return net.JoinHostPort(host, port), true, nil
 }

@@ -28,6 +28,7 @@ func (ctl *controller) startAttempt(assign map[int]string) phase {
 		finished: map[string]bool{}, done: map[string]bool{}}
 	c.mu.Unlock()
 	ctl.a = a
+	ctl.ckLog.newAttempt()
 	restore, err := c.restorePoint(j)
 	if err != nil {
 		ctl.reason = err.Error()

@@ -265,13 +265,13 @@ func (w *Worker) deploy(_ context.Context, req *deployReq) (any, error) {
 				},
 				Finished: func() {
 					if err := call(ctx, w.coord, actFinished, &workerReport{attemptRef: a.ref, Worker: w.cfg.ID}, nil); err != nil && ctx.Err() == nil {
-						w.logf("job %s: reporting finished subtasks: %v", a.ref.Job, err)
+						w.logf("job_id=%s: reporting finished subtasks: %v", a.ref.Job, err)
 					}
 				},
 			},
 			OnComplete: a.committedUpTo,
 			Logf: func(format string, args ...any) {
-				w.logf("job %s attempt %d: "+format, append([]any{a.ref.Job, a.ref.Attempt}, args...)...)
+				w.logf("job_id=%s attempt %d: "+format, append([]any{a.ref.Job, a.ref.Attempt}, args...)...)
 			},
 		}
 		if cs.Restore != 0 {
@@ -327,7 +327,7 @@ func (w *Worker) deploy(_ context.Context, req *deployReq) (any, error) {
 	if cfg != nil && cfg.Restore != nil {
 		restore = fmt.Sprintf("restore point: checkpoint %d", cfg.Restore.ID)
 	}
-	w.logf("job %s attempt %d: running subtasks %v of %d (%s)", req.Job, req.Attempt, req.Subtasks, req.Parallelism, restore)
+	w.logf("job_id=%s attempt %d: running subtasks %v of %d (%s)", req.Job, req.Attempt, req.Subtasks, req.Parallelism, restore)
 	go func() {
 		defer close(a.done)
 		stats, err := engine.RunJob(ctx, job.Pipelines, cfg)
@@ -352,7 +352,7 @@ func (w *Worker) deploy(_ context.Context, req *deployReq) (any, error) {
 		delete(w.attempts, a.ref)
 		w.mu.Unlock()
 		if stopped {
-			w.logf("job %s attempt %d: cancelled", req.Job, req.Attempt)
+			w.logf("job_id=%s attempt %d: cancelled", req.Job, req.Attempt)
 			return
 		}
 		rep := &workerReport{attemptRef: a.ref, Worker: w.cfg.ID}
@@ -364,14 +364,14 @@ func (w *Worker) deploy(_ context.Context, req *deployReq) (any, error) {
 		}
 		if err != nil {
 			rep.Error = err.Error()
-			w.logf("job %s attempt %d: failed: %v", req.Job, req.Attempt, err)
+			w.logf("job_id=%s attempt %d: failed: %v", req.Job, req.Attempt, err)
 		} else {
-			w.logf("job %s attempt %d: subtasks finished", req.Job, req.Attempt)
+			w.logf("job_id=%s attempt %d: subtasks finished", req.Job, req.Attempt)
 		}
 		rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer rcancel()
 		if err := call(rctx, w.coord, actDone, rep, nil); err != nil {
-			w.logf("job %s: reporting the end of attempt %d: %v", req.Job, req.Attempt, err)
+			w.logf("job_id=%s: reporting the end of attempt %d: %v", req.Job, req.Attempt, err)
 		}
 	}()
 	return nil, nil

@@ -16,12 +16,7 @@ import (
 
 // Write writes recs, of schema, to w as one Parquet file.
 func Write(w io.Writer, mem memory.Allocator, schema *arrow.Schema, recs []arrow.RecordBatch) error {
-	props := parquet.NewWriterProperties(
-		parquet.WithCompression(compress.Codecs.Zstd),
-		parquet.WithAllocator(mem),
-		parquet.WithCreatedBy("clink state-export"),
-	)
-	fw, err := pqarrow.NewFileWriter(schema, w, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(mem)))
+	fw, err := newFileWriter(w, mem, schema)
 	if err != nil {
 		return err
 	}
@@ -32,4 +27,27 @@ func Write(w io.Writer, mem memory.Allocator, schema *arrow.Schema, recs []arrow
 		}
 	}
 	return fw.Close()
+}
+
+// NewWriter opens a Parquet file of schema on w, to which records are
+// written one by one (stateio.FileOptions.NewParquetWriter; its result is
+// a stateio.RecordWriter); Close ends the file.
+func NewWriter(w io.Writer, mem memory.Allocator, schema *arrow.Schema) (interface {
+	Write(arrow.RecordBatch) error
+	Close() error
+}, error) {
+	fw, err := newFileWriter(w, mem, schema)
+	if err != nil {
+		return nil, err
+	}
+	return fw, nil
+}
+
+func newFileWriter(w io.Writer, mem memory.Allocator, schema *arrow.Schema) (*pqarrow.FileWriter, error) {
+	props := parquet.NewWriterProperties(
+		parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithAllocator(mem),
+		parquet.WithCreatedBy("clink state-export"),
+	)
+	return pqarrow.NewFileWriter(schema, w, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(mem)))
 }
