@@ -31,7 +31,7 @@ var deliveryGuarantee = func() connectors.Option {
 	o := connectors.DeliveryGuaranteeOption
 	o.Default = "at_least_once"
 	o.Example = "at_least_once"
-	o.Description = "'at_least_once' (and 'none'): buffered rows are inserted at every checkpoint and at the end of input, and a restarted job inserts the rows after its checkpoint again (use a ReplacingMergeTree table to collapse them); 'exactly_once' is refused (an HTTP INSERT cannot be staged and committed with a checkpoint)"
+	o.Description = "'at_least_once' (and 'none'): buffered rows are inserted at every checkpoint and at the end of input, and a restarted job inserts the rows after its checkpoint again (use a ReplacingMergeTree table to collapse them); 'exactly_once' is refused (an INSERT, over HTTP or the native protocol, cannot be staged and committed with a checkpoint)"
 	return o
 }()
 
@@ -155,7 +155,7 @@ func secret(o connectors.Options, key string) (string, error) {
 // connection.
 func (Connector) NewSink(t *connectors.Table) (engine.Sink, error) {
 	if t.Options["delivery_guarantee"] == "exactly_once" {
-		return nil, connectors.ExactlyOnceRefused(t, "clickhouse", "an HTTP INSERT is applied at once and cannot be staged until a checkpoint completes; a restart inserts the rows after the restored checkpoint again, which a ReplacingMergeTree table collapses")
+		return nil, connectors.ExactlyOnceRefused(t, "clickhouse", "an INSERT (over HTTP or the native protocol) is applied at once and cannot be staged until a checkpoint completes; a restart inserts the rows after the restored checkpoint again, which a ReplacingMergeTree table collapses")
 	}
 	c, err := newConfig(t.Options)
 	if err != nil {

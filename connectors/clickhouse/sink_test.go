@@ -599,3 +599,80 @@ func TestRetry(t *testing.T) {
 		t.Fatalf("500: %v after %d attempts", err, inserts.Load())
 	}
 }
+
+// Over the native protocol, ClickHouse's exceptions name the table, the
+// server and its message, as over HTTP; a NULL into a column that is not
+// Nullable and a type the native path does not write are refused before
+// anything is sent.
+func TestNativeErrors(t *testing.T) {
+	srv := chtest.Start(t)
+	addr := net.JoinHostPort(srv.Host, strconv.Itoa(srv.TCPPort))
+
+	_, err := openSinkOn(t, srv, protoNative, idSchema, "table", "missing")
+	for _, want := range []string{"clickhouse sink 'out': reading the columns of default.missing at " + addr + " (native protocol, server 18.16.1)", "code: 60", "Table default.missing doesn't exist"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("missing table: error %v, want %q", err, want)
+		}
+	}
+
+	_, err = openSinkOn(t, srv, protoNative, idSchema, "table", "t", "user", chtest.User, "password", "wrong", "protocol", "native")
+	if err == nil || !strings.Contains(err.Error(), "Wrong password for user clink") || strings.Contains(err.Error(), "wrong") {
+		t.Fatalf("bad password: %v", err)
+	}
+
+	srv.MustQuery(t, "CREATE TABLE gone (id Int64, s String) ENGINE = Memory")
+	t.Setenv("CLINK_TEST_CH_PASSWORD", chtest.Password)
+	s, err := openSinkOn(t, srv, protoNative, idSchema, "table", "gone", "user", chtest.User, "password", "env://CLINK_TEST_CH_PASSWORD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.MustQuery(t, "DROP TABLE gone")
+	if err := s.Write(idBatch(memory.NewGoAllocator(), 0, 3)); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Flush()
+	want := "clickhouse sink 'out': insert of 3 rows into default.gone at " + addr + ": code: 60, message: Table default.gone doesn't exist."
+	if err == nil || err.Error() != want {
+		t.Fatalf("dropped table: error %v\nwant %s", err, want)
+	}
+	if err2 := s.Write(idBatch(memory.NewGoAllocator(), 3, 4)); err2 == nil || err2.Error() != err.Error() {
+		t.Fatalf("write after a failure: %v", err2)
+	}
+
+	srv.MustQuery(t, "CREATE TABLE notnull (id Int64, s String) ENGINE = Memory")
+	s, err = openSinkOn(t, srv, protoNative, idSchema, "table", "notnull")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bld := array.NewRecordBuilder(memory.NewGoAllocator(), idSchema)
+	bld.Field(0).(*array.Int64Builder).AppendValues([]int64{1, 2}, nil)
+	bld.Field(1).(*array.StringBuilder).Append("a")
+	bld.Field(1).AppendNull()
+	err = s.Write(vector.New(bld.NewRecordBatch()))
+	if want := "clickhouse sink 'out' (default.notnull at " + addr + "): column s: NULL cannot be written to ClickHouse column s (String), which is not Nullable"; err == nil || err.Error() != want {
+		t.Fatalf("null: %v\nwant %s", err, want)
+	}
+	if err := s.Flush(); err != nil || count(t, srv, "notnull") != 0 { // the batch went in whole or not at all
+		t.Fatalf("after the refused batch: %v", err)
+	}
+
+	srv.MustQuery(t, "CREATE TABLE small (id Int8, s String) ENGINE = Memory")
+	s, err = openSinkOn(t, srv, protoNative, idSchema, "table", "small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write(idBatch(memory.NewGoAllocator(), 127, 129)); err == nil || !strings.Contains(err.Error(), "column id: 128 is outside ClickHouse Int8's range") {
+		t.Fatalf("overflow: %v", err)
+	}
+
+	dbl := arrow.NewSchema([]arrow.Field{{Name: "f", Type: arrow.PrimitiveTypes.Float64}}, nil)
+	srv.MustQuery(t, "CREATE TABLE ints (f Int64) ENGINE = Memory")
+	_, err = openSinkOn(t, srv, protoNative, dbl, "table", "ints")
+	if want := "clickhouse sink 'out': column f (DOUBLE) into ClickHouse column f (Int64): the native protocol path does not write this pair; use the HTTP interface (protocol = 'http' and the server's http_port, 8123 by default)"; err == nil || err.Error() != want {
+		t.Fatalf("unsupported pair: %v\nwant %s", err, want)
+	}
+	srv.MustQuery(t, "CREATE TABLE d (f DateTime) ENGINE = Memory")
+	if _, err = openSinkOn(t, srv, protoNative, dbl, "table", "d"); err == nil || !strings.Contains(err.Error(), "column f (DOUBLE) cannot be written to ClickHouse column f (DateTime); CAST it") {
+		t.Fatalf("type mismatch: %v", err)
+	}
+}
