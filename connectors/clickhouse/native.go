@@ -45,6 +45,11 @@ func detect(c *config) (string, *nativeClient, error) {
 		return protoHTTP, nil, nil
 	}
 	nc, err := openNative(c)
+	var ex *ch.Exception
+	if errors.As(err, &ex) {
+		// The server answered the handshake (e.g. a wrong password).
+		return "", nil, fmt.Errorf("%s (native protocol): %w", c.addr, err)
+	}
 	if err != nil {
 		return "", nil, fmt.Errorf("%s answers neither ClickHouse's HTTP interface (GET /ping: %v) nor its native protocol (%v); "+
 			"check 'host' and 'port' (ClickHouse listens for HTTP on its http_port, 8123 by default, and for the native protocol on its tcp_port, 9000 by default)",

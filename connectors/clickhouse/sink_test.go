@@ -615,9 +615,11 @@ func TestNativeErrors(t *testing.T) {
 		}
 	}
 
-	_, err = openSinkOn(t, srv, protoNative, idSchema, "table", "t", "user", chtest.User, "password", "wrong", "protocol", "native")
-	if err == nil || !strings.Contains(err.Error(), "Wrong password for user clink") || strings.Contains(err.Error(), "wrong") {
-		t.Fatalf("bad password: %v", err)
+	for _, p := range []string{protoAuto, protoNative} {
+		_, err = openSinkOn(t, srv, protoNative, idSchema, "table", "t", "user", chtest.User, "password", "wrong", "protocol", p)
+		if err == nil || !strings.Contains(err.Error(), "Wrong password for user clink") || strings.Contains(err.Error(), "wrong") || strings.Contains(err.Error(), "neither") {
+			t.Fatalf("bad password, protocol %s: %v", p, err)
+		}
 	}
 
 	srv.MustQuery(t, "CREATE TABLE gone (id Int64, s String) ENGINE = Memory")
