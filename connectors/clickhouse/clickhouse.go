@@ -1,6 +1,7 @@
 // Package clickhouse is the ClickHouse sink: rows are batched and inserted
 // over ClickHouse's HTTP interface as `INSERT INTO db.table (columns...)
-// FORMAT JSONEachRow`, with net/http only. Each value is written in the
+// FORMAT JSONEachRow` (net/http), or over its native protocol with the
+// ClickHouse Go client, as the port answers at submission. Each value is written in the
 // form the target column's type accepts (the sink reads the table's columns
 // when it opens), so that, e.g., a TIMESTAMP(3) lands in a DateTime column
 // whatever the server's time zone. The guarantee is at-least-once: buffered
@@ -30,13 +31,13 @@ var deliveryGuarantee = func() connectors.Option {
 	o := connectors.DeliveryGuaranteeOption
 	o.Default = "at_least_once"
 	o.Example = "at_least_once"
-	o.Description = "'at_least_once' (and 'none'): buffered rows are inserted at every checkpoint and at the end of input, and a restarted job inserts the rows after its checkpoint again (use a ReplacingMergeTree table to collapse them); 'exactly_once' is refused (an HTTP INSERT cannot be staged and committed with a checkpoint)"
+	o.Description = "'at_least_once' (and 'none'): buffered rows are inserted at every checkpoint and at the end of input, and a restarted job inserts the rows after its checkpoint again (use a ReplacingMergeTree table to collapse them); 'exactly_once' is refused (an INSERT, over HTTP or the native protocol, cannot be staged and committed with a checkpoint)"
 	return o
 }()
 
 var spec = &connectors.Spec{
 	Name: "clickhouse",
-	Description: "Inserts rows into a ClickHouse table over its HTTP interface (`INSERT ... FORMAT JSONEachRow`, batched), at least once: buffered rows go out at every checkpoint. " +
+	Description: "Inserts rows into a ClickHouse table over its HTTP interface (`INSERT ... FORMAT JSONEachRow`, batched) or its native protocol (port 9000, with the ClickHouse Go client), whichever the port speaks, at least once: buffered rows go out at every checkpoint. " +
 		"Each value is written in the form its ClickHouse column's type accepts (TIMESTAMP into DateTime as epoch seconds, BOOLEAN into UInt8 as 0/1, ...). Changelogs are refused. See docs/clickhouse.md.",
 	Guarantee: "Sink: **at-least-once**: batches are flushed at every checkpoint, and after a restore the rows since the last checkpoint are inserted again (a ReplacingMergeTree ordered by the key collapses the copies); `delivery_guarantee = 'exactly_once'` is refused at planning.",
 	Sink:      true,
@@ -45,15 +46,16 @@ var spec = &connectors.Spec{
 		{Name: "format", Type: connectors.Enum, Values: []string{"json"}, Default: "json", Description: "rows go out as JSONEachRow", Example: "json"},
 		deliveryGuarantee,
 		{Name: "host", Type: connectors.String, Default: "127.0.0.1", Description: "the ClickHouse server's host name or address", Example: "clickhouse-1"},
-		{Name: "port", Type: connectors.Int, Default: "8123", Description: "the server's HTTP port (not the native TCP port 9000)", Example: "8123"},
+		{Name: "port", Type: connectors.Int, Default: "8123", Description: "the server's HTTP port (its http_port, 8123 by default) or its native protocol port (its tcp_port, 9000 by default); with protocol = 'auto' the sink asks the port at submission which of the two it speaks (GET /ping, then the native handshake) and fails naming host:port when it answers neither", Example: "8123"},
+		{Name: "protocol", Type: connectors.Enum, Values: []string{protoAuto, protoHTTP, protoNative}, Default: protoAuto, Description: "how rows are inserted: 'http' (`INSERT ... FORMAT JSONEachRow` over the HTTP interface), 'native' (ClickHouse's native TCP protocol with the ClickHouse Go client, LZ4-compressed blocks), or 'auto': whichever the port speaks. Both write the same values with the same batching and guarantee; the native path writes String, FixedString, Enum (from strings), Int/UInt 8 to 64, Float32/64, Decimal, Date, DateTime and their Nullable forms, and refuses other column types at submission (use 'http' for them)", Example: "native"},
 		{Name: "database", Type: connectors.String, Default: "default", Description: "the database of the table", Example: "metrics"},
 		{Name: "table", Type: connectors.String, Required: true, Description: "the ClickHouse table written; it must exist and have a column of each of the Clink table's column names", Example: "sensor_windows"},
 		{Name: "user", Type: connectors.String, Default: "default", Description: "the ClickHouse user (HTTP basic authentication)", Example: "clink"},
 		{Name: "password", Type: connectors.String, Secret: true, Description: "the user's password; give it as `env://VAR` to read it from the environment (a literal value is stored in the plan). Never logged", Example: "env://CLICKHOUSE_PASSWORD"},
 		{Name: "batch_rows", Type: connectors.Int, Default: "10000", Description: "rows per INSERT: a batch is sent when it holds this many rows", Example: "50000"},
 		{Name: "batch_interval_ms", Type: connectors.Int, Default: "1000", Description: "a partly filled batch is sent at most this long after its first row", Example: "5000"},
-		{Name: "request_timeout_ms", Type: connectors.Int, Default: "60000", Description: "how long one HTTP request may take", Example: "120000"},
-		{Name: "max_retries", Type: connectors.Int, Default: "4", Description: "how often a request that failed to connect or lost its connection (or got HTTP 502/503/504) is retried, after 0.25 s doubling up to 5 s; an INSERT retried after its connection broke may have been applied, so it may insert its rows twice (at least once)", Example: "10"},
+		{Name: "request_timeout_ms", Type: connectors.Int, Default: "60000", Description: "how long one HTTP request or native INSERT may take", Example: "120000"},
+		{Name: "max_retries", Type: connectors.Int, Default: "4", Description: "how often a request that failed to connect or lost its connection (or got HTTP 502/503/504; over the native protocol, any failure but an exception of the server) is retried, after 0.25 s doubling up to 5 s; an INSERT retried after its connection broke may have been applied, so it may insert its rows twice (at least once)", Example: "10"},
 	},
 }
 
@@ -63,6 +65,7 @@ func (Connector) Spec() *connectors.Spec { return spec }
 // config is a table's validated options.
 type config struct {
 	addr     string // host:port
+	protocol string // auto, http or native
 	database string
 	table    string
 	user     string
@@ -82,7 +85,7 @@ func (c *config) String() string { return c.database + "." + c.table + " at " + 
 // newConfig checks the options; the password's value never appears in an
 // error.
 func newConfig(o connectors.Options) (*config, error) {
-	c := &config{database: o["database"], table: o["table"], user: o["user"]}
+	c := &config{database: o["database"], table: o["table"], user: o["user"], protocol: o["protocol"]}
 	host := strings.TrimSpace(o["host"])
 	if host == "" || strings.Contains(host, "/") || strings.Count(host, ":") == 1 {
 		return nil, &connectors.OptionError{Key: "host", Msg: fmt.Sprintf("option 'host': '%s' is not a host name or address (give the port in 'port', no scheme)", host)}
@@ -146,10 +149,10 @@ func secret(o connectors.Options, key string) (string, error) {
 	return val, nil
 }
 
-// NewSink checks the options, then reads the table's columns from the
-// server, so that a wrong address, credentials, table or column fails
-// before the job starts. ValidateSink's checks come first, without a
-// connection.
+// NewSink checks the options, finds which protocol the port speaks, then
+// reads the table's columns from the server, so that a wrong address or
+// port, credentials, table or column fails before the job starts.
+// ValidateSink's checks come first, without a connection.
 func (Connector) NewSink(t *connectors.Table) (engine.Sink, error) {
 	if err := (Connector{}).ValidateSink(t); err != nil {
 		return nil, err

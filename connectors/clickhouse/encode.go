@@ -83,12 +83,11 @@ type encoder struct {
 	cols []encColumn
 }
 
-// newEncoder maps each field of schema to the ClickHouse column of its
-// name (exactly, then case-insensitively) and picks how its values are
-// written for that column's type. It refuses a column the table lacks, a
-// MATERIALIZED or ALIAS target, and a pair of types no form fits.
-func newEncoder(schema *arrow.Schema, cfg *config, chCols []column) (*encoder, error) {
-	e := &encoder{cols: make([]encColumn, schema.NumFields())}
+// mapColumns maps each field of schema to the ClickHouse column of its
+// name (exactly, then case-insensitively). It refuses a column the table
+// lacks, a MATERIALIZED or ALIAS target, and two fields on one column.
+func mapColumns(schema *arrow.Schema, cfg *config, chCols []column) ([]*column, error) {
+	mapped := make([]*column, schema.NumFields())
 	used := map[string]string{}
 	for i, f := range schema.Fields() {
 		ch := lookupColumn(chCols, f.Name)
@@ -106,9 +105,24 @@ func newEncoder(schema *arrow.Schema, cfg *config, chCols []column) (*encoder, e
 			return nil, fmt.Errorf("columns %s and %s both map to ClickHouse column %s", prev, f.Name, ch.name)
 		}
 		used[ch.name] = f.Name
+		mapped[i] = ch
+	}
+	return mapped, nil
+}
+
+// newEncoder maps the fields of schema onto the table's columns
+// (mapColumns) and picks how each column's values are written for its
+// ClickHouse type, refusing a pair of types no form fits.
+func newEncoder(schema *arrow.Schema, cfg *config, chCols []column) (*encoder, error) {
+	mapped, err := mapColumns(schema, cfg, chCols)
+	if err != nil {
+		return nil, err
+	}
+	e := &encoder{cols: make([]encColumn, schema.NumFields())}
+	for i, f := range schema.Fields() {
+		ch := mapped[i]
 		col := &e.cols[i]
 		col.name = f.Name
-		var err error
 		if col.src, err = sourceOf(f.Type); err != nil {
 			return nil, fmt.Errorf("column %s: %w", f.Name, err)
 		}
@@ -131,8 +145,8 @@ func newEncoder(schema *arrow.Schema, cfg *config, chCols []column) (*encoder, e
 
 // columnList is the INSERT's column list: the ClickHouse names in the
 // order the rows give them.
-func (e *encoder) columnList(chCols []column, schema *arrow.Schema) string {
-	parts := make([]string, len(e.cols))
+func columnList(chCols []column, schema *arrow.Schema) string {
+	parts := make([]string, schema.NumFields())
 	for i, f := range schema.Fields() {
 		parts[i] = quoteIdent(lookupColumn(chCols, f.Name).name)
 	}
@@ -500,13 +514,17 @@ func (col *encColumn) time(dst []byte, ms int64) ([]byte, error) {
 	return dst, fmt.Errorf("column %s: no time form", col.name)
 }
 
-func (col *encColumn) rangeErr(typ string, ms int64) error {
+func (col *encColumn) rangeErr(typ string, ms int64) error { return rangeErr(col.name, typ, ms) }
+
+// rangeErr is the error for a time column name's value ms that a ClickHouse
+// DateTime or Date cannot hold.
+func rangeErr(name, typ string, ms int64) error {
 	lo, hi := "1970-01-01 00:00:00", "2106-02-07 06:28:15"
 	if typ == "Date" {
 		lo, hi = "1970-01-01", "2105-12-31"
 	}
 	return fmt.Errorf("column %s: %s (epoch ms %d) is outside ClickHouse %s's range, %s to %s UTC (ClickHouse would wrap it)",
-		col.name, time.UnixMilli(ms).UTC().Format("2006-01-02 15:04:05.000"), ms, typ, lo, hi)
+		name, time.UnixMilli(ms).UTC().Format("2006-01-02 15:04:05.000"), ms, typ, lo, hi)
 }
 
 func floorDiv(a, b int64) int64 {

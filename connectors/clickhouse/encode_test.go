@@ -45,7 +45,7 @@ func TestEncodeSelection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := e.columnList(cols, schema); got != "`ts`, `ws`, `OK`, `ts64`" {
+	if got := columnList(cols, schema); got != "`ts`, `ws`, `OK`, `ts64`" {
 		t.Errorf("column list %s", got)
 	}
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())

@@ -100,9 +100,16 @@ func TestJobSensorWindows(t *testing.T) {
 	want := readings(t, in)
 	t.Setenv("CLINK_TEST_CH_PASSWORD", chtest.Password)
 
-	for _, par := range []int{1, 2} {
-		t.Run(fmt.Sprintf("parallelism=%d", par), func(t *testing.T) {
-			table := fmt.Sprintf("sensor_windows_%d", par)
+	for _, tc := range []struct {
+		port string
+		par  int
+	}{{"http", 1}, {"http", 2}, {"native", 1}, {"native", 2}} {
+		port, par := srv.HTTPPort, tc.par
+		if tc.port == "native" {
+			port = srv.TCPPort
+		}
+		t.Run(fmt.Sprintf("port=%s,parallelism=%d", tc.port, par), func(t *testing.T) {
+			table := fmt.Sprintf("sensor_windows_%s_%d", tc.port, par)
 			srv.MustQuery(t, `CREATE TABLE `+table+` (
 				sensor String, window_start DateTime, window_end DateTime,
 				n UInt64, avg_temp Float64, min_temp Float64, max_temp Float64
@@ -112,7 +119,7 @@ CREATE TABLE readings (sensor STRING, ts TIMESTAMP(3), temp DOUBLE) WITH (
   'connector' = 'file', 'path' = '` + in + `', 'event_time_column' = 'ts');
 CREATE TABLE windows (sensor STRING, window_start BIGINT, window_end TIMESTAMP(3),
   n BIGINT, avg_temp DOUBLE, min_temp DOUBLE, max_temp DOUBLE) WITH (
-  'connector' = 'clickhouse', 'host' = '127.0.0.1', 'port' = '` + strconv.Itoa(srv.HTTPPort) + `',
+  'connector' = 'clickhouse', 'host' = '127.0.0.1', 'port' = '` + strconv.Itoa(port) + `',
   'table' = '` + table + `', 'user' = '` + chtest.User + `', 'password' = 'env://CLINK_TEST_CH_PASSWORD',
   'batch_rows' = '7');
 INSERT INTO windows

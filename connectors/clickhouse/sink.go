@@ -13,8 +13,8 @@ import (
 	"github.com/clink-dev/clink/vector"
 )
 
-// Sink buffers rows as JSONEachRow lines and inserts them batch_rows at a
-// time; a partly filled batch goes out batch_interval_ms after its first
+// Sink buffers rows (as JSONEachRow lines for HTTP, as column values for
+// the native protocol) and inserts them batch_rows at a time; a partly filled batch goes out batch_interval_ms after its first
 // row (from a timer goroutine), at every checkpoint (SnapshotState) and on
 // Flush. Inserts run one at a time, in the order the rows were written.
 //
@@ -23,18 +23,16 @@ import (
 // next call. The rows of a failed insert are not kept: the job restarts
 // from its last checkpoint, which every row after it follows.
 type Sink struct {
-	name  string
-	cfg   *config
-	cl    *client
-	enc   *encoder
-	query string // INSERT INTO db.table (columns) FORMAT JSONEachRow
+	name     string
+	cfg      *config
+	protocol string // http or native: what the port answered at submission
+	w        writer
 	// ctx is cancelled by Close: it abandons an insert in flight.
 	ctx    context.Context
 	cancel context.CancelFunc
 
 	mu     sync.Mutex // guards the fields below
-	buf    []byte     // buffered rows, '\n'-terminated
-	rows   int        // rows in buf
+	rows   int        // rows buffered in w
 	gen    uint64     // bumped when buf is emptied: older timers are stale
 	timer  *time.Timer
 	err    error // the first failed insert
@@ -52,8 +50,53 @@ var (
 	_ engine.StatsReporter = (*Sink)(nil)
 )
 
-// newSink reads the table's columns and maps the Clink columns onto them.
+// writer is one protocol's buffer and INSERT. The Sink serializes its
+// calls: append and cut under the Sink's mu, insert under sendMu.
+type writer interface {
+	// append encodes b's live rows onto the buffer: all of them or, on an
+	// error naming the column and value, none.
+	append(b *vector.Batch) error
+	// cut takes the first n buffered rows off the buffer (all of them when
+	// n is the number buffered).
+	cut(n int) any
+	// insert sends one INSERT of a cut part.
+	insert(ctx context.Context, part any) error
+	// reset drops the buffer.
+	reset()
+	close()
+}
+
+// newSink finds the protocol, reads the table's columns and maps the Clink
+// columns onto them.
 func newSink(t *connectors.Table, c *config) (*Sink, error) {
+	protocol, nc, err := detect(c)
+	if err != nil {
+		return nil, err
+	}
+	var w writer
+	if protocol == protoNative {
+		w, err = newNativeWriter(t, c, nc)
+	} else {
+		w, err = newHTTPWriter(t, c)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s := &Sink{name: t.Name, cfg: c, protocol: protocol, w: w}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	return s, nil
+}
+
+// httpWriter buffers JSONEachRow lines for INSERT ... FORMAT JSONEachRow.
+type httpWriter struct {
+	cl    *client
+	enc   *encoder
+	query string // INSERT INTO db.table (columns) FORMAT JSONEachRow
+	buf   []byte // buffered rows, '\n'-terminated
+	rows  int
+}
+
+func newHTTPWriter(t *connectors.Table, c *config) (*httpWriter, error) {
 	cl := newClient(c)
 	cols, err := cl.describe(context.Background())
 	if err != nil {
@@ -63,16 +106,93 @@ func newSink(t *connectors.Table, c *config) (*Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sink{
-		name:  t.Name,
-		cfg:   c,
-		cl:    cl,
-		enc:   enc,
-		query: "INSERT INTO " + c.qualified() + " (" + enc.columnList(cols, t.Schema) + ") FORMAT JSONEachRow",
-	}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
-	return s, nil
+	return &httpWriter{cl: cl, enc: enc, query: "INSERT INTO " + c.qualified() + " (" + columnList(cols, t.Schema) + ") FORMAT JSONEachRow"}, nil
 }
+
+func (w *httpWriter) append(b *vector.Batch) error {
+	before := len(w.buf)
+	buf, err := w.enc.appendBatch(w.buf, b)
+	if err != nil {
+		w.buf = buf[:before]
+		return err
+	}
+	w.buf = buf
+	w.rows += b.Len()
+	return nil
+}
+
+func (w *httpWriter) cut(n int) any {
+	if n >= w.rows {
+		body := w.buf
+		w.buf, w.rows = nil, 0
+		return body
+	}
+	// The body and the remainder share the array: appends to the remainder
+	// write after both.
+	end := 0
+	for range n {
+		end += bytes.IndexByte(w.buf[end:], '\n') + 1
+	}
+	body := w.buf[:end:end]
+	w.buf = w.buf[end:]
+	w.rows -= n
+	return body
+}
+
+func (w *httpWriter) insert(ctx context.Context, part any) error {
+	_, err := w.cl.do(ctx, w.query, part.([]byte))
+	return err
+}
+
+func (w *httpWriter) reset() { w.buf, w.rows = nil, 0 }
+func (w *httpWriter) close() { w.cl.http.CloseIdleConnections() }
+
+// nativeWriter buffers one value slice per column for a native INSERT.
+type nativeWriter struct {
+	nc    *nativeClient
+	enc   *nativeEncoder
+	query string // INSERT INTO db.table (columns)
+	cols  [][]any
+}
+
+func newNativeWriter(t *connectors.Table, c *config, nc *nativeClient) (*nativeWriter, error) {
+	cols, err := nc.describe(context.Background())
+	if err != nil {
+		nc.conn.Close()
+		return nil, fmt.Errorf("reading the columns of %s (native protocol, server %s): %w", c, nc.version, err)
+	}
+	enc, err := newNativeEncoder(t.Schema, c, cols)
+	if err != nil {
+		nc.conn.Close()
+		return nil, err
+	}
+	return &nativeWriter{nc: nc, enc: enc, query: "INSERT INTO " + c.qualified() + " (" + columnList(cols, t.Schema) + ")"}, nil
+}
+
+func (w *nativeWriter) append(b *vector.Batch) error {
+	cols, err := w.enc.appendBatch(w.cols, b)
+	w.cols = cols
+	return err
+}
+
+func (w *nativeWriter) cut(n int) any {
+	part := make([][]any, len(w.cols))
+	for c, vals := range w.cols {
+		if n >= len(vals) {
+			part[c], w.cols[c] = vals, nil
+			continue
+		}
+		part[c], w.cols[c] = vals[:n:n], vals[n:]
+	}
+	return part
+}
+
+func (w *nativeWriter) insert(ctx context.Context, part any) error {
+	return w.nc.insert(ctx, w.query, part.([][]any))
+}
+
+func (w *nativeWriter) reset() { w.cols = nil }
+func (w *nativeWriter) close() { w.nc.conn.Close() }
 
 // Stats reports rows ClickHouse acknowledged and INSERTs sent.
 func (s *Sink) Stats() map[string]int64 {
@@ -92,11 +212,7 @@ func (s *Sink) Write(b *vector.Batch) error {
 		s.mu.Unlock()
 		return err
 	}
-	before := len(s.buf)
-	buf, err := s.enc.appendBatch(s.buf, b)
-	s.buf = buf
-	if err != nil {
-		s.buf = s.buf[:before]
+	if err := s.w.append(b); err != nil {
 		s.mu.Unlock()
 		return fmt.Errorf("clickhouse sink '%s' (%s): %w", s.name, s.cfg, err)
 	}
@@ -143,12 +259,12 @@ func (s *Sink) send(all bool) error {
 			s.mu.Unlock()
 			return err
 		}
-		body, n := s.cutLocked(all)
+		part, n := s.cutLocked(all)
 		s.mu.Unlock()
 		if n == 0 {
 			return nil
 		}
-		if err := s.insert(body, n); err != nil {
+		if err := s.insert(part, n); err != nil {
 			s.mu.Lock()
 			if s.err == nil {
 				s.err = err
@@ -163,35 +279,27 @@ func (s *Sink) send(all bool) error {
 // whatever it holds. A buffer emptied this way disarms its timer; a
 // remainder keeps it, since its first row came after the one that armed
 // it.
-func (s *Sink) cutLocked(all bool) ([]byte, int) {
+func (s *Sink) cutLocked(all bool) (any, int) {
 	if s.rows == 0 || (!all && s.rows < s.cfg.rows) {
 		return nil, 0
 	}
 	if s.rows <= s.cfg.rows {
-		body, n := s.buf, s.rows
-		s.buf, s.rows = nil, 0
+		part, n := s.w.cut(s.rows), s.rows
+		s.rows = 0
 		s.gen++
 		if s.timer != nil {
 			s.timer.Stop()
 			s.timer = nil
 		}
-		return body, n
+		return part, n
 	}
-	// The body and the remainder share the array: appends to the remainder
-	// write after both.
-	end := 0
-	for range s.cfg.rows {
-		end += bytes.IndexByte(s.buf[end:], '\n') + 1
-	}
-	body := s.buf[:end:end]
-	s.buf = s.buf[end:]
 	s.rows -= s.cfg.rows
-	return body, s.cfg.rows
+	return s.w.cut(s.cfg.rows), s.cfg.rows
 }
 
 // insert sends one INSERT of n rows.
-func (s *Sink) insert(body []byte, n int) error {
-	if _, err := s.cl.do(s.ctx, s.query, body); err != nil {
+func (s *Sink) insert(part any, n int) error {
+	if err := s.w.insert(s.ctx, part); err != nil {
 		return fmt.Errorf("clickhouse sink '%s': insert of %d rows into %s: %w", s.name, n, s.cfg, err)
 	}
 	s.written.Add(int64(n))
@@ -233,11 +341,12 @@ func (s *Sink) Close() error {
 		s.timer.Stop()
 		s.timer = nil
 	}
-	s.buf, s.rows = nil, 0
+	s.w.reset()
+	s.rows = 0
 	s.mu.Unlock()
 	s.cancel()
 	s.sendMu.Lock() // waits for the insert in flight
 	s.sendMu.Unlock()
-	s.cl.http.CloseIdleConnections()
+	s.w.close()
 	return nil
 }
