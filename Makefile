@@ -5,7 +5,7 @@ CLINK   := $(BIN)/clink
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build build-slim demo demo-kafka demo-cluster test test-quick logic interop bench fuzz lint generate check-generated clean
+.PHONY: build build-slim demo demo-kafka demo-cluster demo-tutorial test test-quick logic interop bench fuzz lint generate check-generated clean
 
 # The test runner: gotestsum, built from its own module (.ci/tools, which
 # pins its version) into the cache .ci/install-deps.sh fills. Output: a
@@ -68,6 +68,7 @@ test:
 	$(MAKE) demo
 	$(MAKE) demo-kafka
 	$(MAKE) demo-cluster
+	$(MAKE) demo-tutorial
 	$(REQUIRE) $(MAKE) interop
 	@$(call skips,unit race interop,-title "make test: PASS (lint, unit, race, demos, interop)")
 
@@ -83,6 +84,12 @@ test-quick: lint | $(GOTESTSUM)
 
 $(GOTESTSUM):
 	cd .ci/tools && $(GO) build -o $@ gotest.tools/gotestsum
+
+# The by-hand tutorial (examples/kafka-to-clickhouse/README.md): its sh
+# blocks run as written, in order, on the tutorial's fixed ports, and each
+# block's output is checked against the text block after it (~2 min).
+demo-tutorial:
+	CLINK_TUTORIAL=1 $(GO) test -count=1 -timeout 10m -run TestREADME -v ./examples/kafka-to-clickhouse/
 
 # The SQL logic files, each query straight (batch sizes 1, 7, 1024, a
 # random one; parallelism 1, 2, 3), crashed at a checkpoint and restored at

@@ -145,6 +145,9 @@ func TestREADME(t *testing.T) {
 		t.Fatalf("README.md has %d sh blocks; the walk-through has more", len(all))
 	}
 	out := t.TempDir()
+	if keep := os.Getenv("CLINK_TUTORIAL_DIR"); keep != "" {
+		out = keep // kept after the test, to look into
+	}
 	home := filepath.Join(out, "home")
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		t.Fatal(err)
@@ -175,6 +178,7 @@ func TestREADME(t *testing.T) {
 	// when the test ends, whatever happened.
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.Env = append(os.Environ(), "HOME="+home)
+	t.Logf("HOME=%s", home)
 	for _, v := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
 		val, err := exec.Command("go", "env", v).Output()
 		if err != nil {

@@ -330,8 +330,8 @@ job_field() {
 # --- Kafka topic, job, readings.
 "$CLINK" kafka create-topic --brokers "$brokers" --topic readings --partitions 4 >&2
 sql=$tmp/pipeline.sql
-sed -e "s/'localhost:9092'/'$brokers'/" -e "s/^\( *port *= *\)'8123'/\1'$ch_http'/" pipeline.sql >"$sql"
-grep -q "'$brokers'" "$sql" && grep -q "'$ch_http'" "$sql" || {
+sed -e "s/'localhost:9092'/'$brokers'/" -e "s/^\( *port *= *\)'9000'/\1'$ch_tcp'/" pipeline.sql >"$sql"
+grep -q "'$brokers'" "$sql" && grep -q "'$ch_tcp'" "$sql" || {
   say "could not substitute the broker address and ClickHouse port in pipeline.sql"
   exit 1
 }
