@@ -110,4 +110,3 @@ func listener(t *testing.T) (addr string, accepted func() int) {
 		return v
 	}
 }
-
