@@ -46,6 +46,31 @@ func TestExplainValidates(t *testing.T) {
 			t.Errorf("submit %s: %v\n%s\nwant\n%s", c.opts, err, submitted, embedded)
 		}
 	}
+	// Kafka: option combinations, refused before any broker is asked
+	// (port 1 is closed).
+	kafkaWith := func(sinkOpts string) string {
+		return "CREATE TABLE r (id STRING, temp_c DOUBLE) WITH ('connector' = 'file', 'path' = '" + in + "');\n" +
+			"CREATE TABLE out (id STRING, temp_c DOUBLE) WITH (connector = 'kafka', brokers = '127.0.0.1:1', topic = 'alerts'" + sinkOpts + ");\n" +
+			"INSERT INTO out SELECT id, temp_c FROM r"
+	}
+	for _, c := range []struct{ opts, want string }{
+		{", transactional_id_prefix = 'job-1'", "error: kafka sink 'out': option 'transactional_id_prefix' needs delivery_guarantee 'exactly_once'"},
+		{", security_protocol = 'SASL_SSL', sasl_password = 'env://CLINK_TEST_UNSET'", "error: kafka sink 'out': security_protocol 'SASL_SSL' needs option 'sasl_username'"},
+		{", key_column = 'nope'", "error: kafka sink 'out': key_column 'nope' is not a column of out"},
+	} {
+		q := kafkaWith(c.opts)
+		_, embedded, err := run("run", "-e", q)
+		if err == nil || !strings.HasPrefix(embedded, c.want) {
+			t.Fatalf("run %s: %v\n%s", c.opts, err, embedded)
+		}
+		_, explained, err := run("explain", "-e", q)
+		if err == nil || explained != embedded {
+			t.Errorf("explain %s: %v\n%s\nwant\n%s", c.opts, err, explained, embedded)
+		}
+	}
+	if out, stderr, err := run("explain", "-e", kafkaWith(", delivery_guarantee = 'exactly_once', transactional_id_prefix = 'job-1'")); err != nil || !strings.Contains(out, "Write out") {
+		t.Errorf("valid kafka plan: %v\n%s%s", err, out, stderr)
+	}
 	out, stderr, err := run("explain", "-e", sqlWith(""))
 	if err != nil || !strings.Contains(out, "Write out") {
 		t.Errorf("valid plan: %v\n%s%s", err, out, stderr)

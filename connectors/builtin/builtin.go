@@ -26,7 +26,7 @@ func Register(r *connectors.Registry) {
 	r.Register(blackhole.Connector{})
 	r.Register(checkpoint.Connector{})
 	r.Register(clickhouse.Connector{})
-	r.Register(file.Connector{Lake: objectstore.NewSink})
+	r.Register(file.Connector{Lake: objectstore.NewSink, ValidateLake: objectstore.Validate})
 	r.Register(icebergConnector())
 	r.Register(kafka.Connector{})
 	r.Register(nexmark.Connector{})

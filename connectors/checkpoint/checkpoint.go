@@ -54,25 +54,45 @@ const (
 // fixedColumns is the number of fixed leading columns of a part.
 const fixedColumns = 5
 
-// open opens the checkpoint the options name.
-func open(opts connectors.Options) (*chk.Checkpoint, stateio.Selection, error) {
+// selection reads the options that name the checkpoint and its parts,
+// without I/O.
+func selection(opts connectors.Options) (uint64, stateio.Selection, error) {
 	var id uint64
 	if opts.Has("id") {
 		v := opts.Int("id")
 		if v < 1 {
-			return nil, stateio.Selection{}, &connectors.OptionError{Key: "id", Msg: fmt.Sprintf("option 'id': %d is not a checkpoint id (1, 2, ...)", v)}
+			return 0, stateio.Selection{}, &connectors.OptionError{Key: "id", Msg: fmt.Sprintf("option 'id': %d is not a checkpoint id (1, 2, ...)", v)}
 		}
 		id = uint64(v)
+	}
+	return id, stateio.Selection{Operator: opts["operator"], Slot: opts["slot"]}, nil
+}
+
+// open opens the checkpoint the options name.
+func open(opts connectors.Options) (*chk.Checkpoint, stateio.Selection, error) {
+	id, sel, err := selection(opts)
+	if err != nil {
+		return nil, sel, err
 	}
 	c, err := stateio.Open(opts["path"], id)
 	if err != nil {
 		return nil, stateio.Selection{}, err
 	}
-	sel := stateio.Selection{Operator: opts["operator"], Slot: opts["slot"]}
 	if _, err := sel.Parts(c); err != nil {
 		return nil, sel, err
 	}
 	return c, sel, nil
+}
+
+var _ connectors.SourceValidator = Connector{}
+
+// ValidateSource checks the options without opening the checkpoint: that
+// it exists and has the operator is checked where the job runs.
+func (Connector) ValidateSource(t *connectors.Table) error {
+	if _, _, err := selection(t.Options); err != nil {
+		return fmt.Errorf("checkpoint source '%s': %w", t.Name, err)
+	}
+	return nil
 }
 
 // NewSource opens the checkpoint; the parts are read when the job runs.

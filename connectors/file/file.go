@@ -15,6 +15,9 @@ type Connector struct {
 	// store (package connectors/objectstore; connectors/builtin sets it):
 	// a field, not an import, because no connector imports another.
 	Lake func(t *connectors.Table) (engine.Sink, error)
+	// ValidateLake makes Lake's checks that need no I/O (the connector's
+	// SinkValidator for such a table); nil: none.
+	ValidateLake func(t *connectors.Table) error
 }
 
 var spec = &connectors.Spec{

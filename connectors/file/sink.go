@@ -57,11 +57,15 @@ func (c Connector) NewSink(t *connectors.Table) (engine.Sink, error) {
 var _ connectors.SinkValidator = Connector{}
 
 // ValidateSink refuses what NewSink would without touching a file: a lake
-// table without the lake sink, and 'exactly_once' in upsert mode.
+// table without the lake sink or refused by its ValidateLake, and
+// 'exactly_once' in upsert mode.
 func (c Connector) ValidateSink(t *connectors.Table) error {
 	if NeedsLake(t.Options) {
 		if c.Lake == nil {
 			return fmt.Errorf("file sink '%s': Parquet files and object-store paths need the Parquet sink, which this registry's file connector was not given (connectors/builtin gives it)", t.Name)
+		}
+		if c.ValidateLake != nil {
+			return c.ValidateLake(t)
 		}
 		return nil
 	}

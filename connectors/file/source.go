@@ -19,15 +19,29 @@ import (
 	"github.com/clink-dev/clink/vector"
 )
 
-// NewSource opens the table's path for reading.
-
 // decodePool is the byte budget of the decoder's buffer pool (see
 // vector.Pool): enough for the batches in flight downstream.
 const decodePool = 32 << 20
 
-func (Connector) NewSource(t *connectors.Table) (engine.Source, error) {
+var _ connectors.SourceValidator = Connector{}
+
+// ValidateSource refuses what NewSource would without touching the path:
+// a format it cannot read, a column type JSON cannot fill. That the path
+// exists is checked where the job runs.
+func (Connector) ValidateSource(t *connectors.Table) error {
 	if f := t.Options["format"]; f != "" && f != "json" {
-		return nil, &connectors.OptionError{Key: "format", Msg: fmt.Sprintf("file source '%s': format '%s' is not readable yet (only 'json'; 'parquet' is a sink format)", t.Name, f)}
+		return &connectors.OptionError{Key: "format", Msg: fmt.Sprintf("file source '%s': format '%s' is not readable yet (only 'json'; 'parquet' is a sink format)", t.Name, f)}
+	}
+	if err := cjson.CheckSchema(t.Schema); err != nil {
+		return fmt.Errorf("file source '%s': %w", t.Name, err)
+	}
+	return nil
+}
+
+// NewSource opens the table's path for reading.
+func (c Connector) NewSource(t *connectors.Table) (engine.Source, error) {
+	if err := c.ValidateSource(t); err != nil {
+		return nil, err
 	}
 	path := t.Options["path"]
 	files, err := listFiles(path)
@@ -125,9 +139,6 @@ func (s *Source) Run(ctx context.Context, emit func(engine.Message) error) error
 	linger := rt.Linger
 	if linger <= 0 {
 		linger = 20 * time.Millisecond
-	}
-	if err := cjson.CheckSchema(t.Schema); err != nil {
-		return fmt.Errorf("file source '%s': %w", t.Name, err)
 	}
 	dec := cjson.NewDecoder(t.Schema, vector.NewPool(rt.Mem, decodePool), cjson.Options{Needed: t.Needed})
 	defer dec.Release()

@@ -16,6 +16,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx", the PostgreSQL connector's driver
 	_ "modernc.org/sqlite"             // database/sql driver "sqlite", pure Go
+
+	"github.com/clink-dev/clink/connectors/iceberg/spec"
 )
 
 // openCatalog opens the table's catalog with the secrets read from the
@@ -50,7 +52,7 @@ func openCatalog(ctx context.Context, c *config) (catalog.Catalog, error) {
 		}
 		return cat, nil
 	}
-	driver, dialect, dsn, err := sqlSource(c.uri)
+	driver, dialect, dsn, err := spec.SQLSource(c.uri)
 	if err != nil {
 		return nil, err
 	}

@@ -5,13 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"net/url"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -101,58 +97,27 @@ var codecs = map[string]compress.Compression{
 	"none":   compress.Codecs.Uncompressed,
 }
 
+var _ connectors.SinkValidator = Connector{}
+
+// ValidateSink makes NewSink's checks; they need no I/O (the catalog is
+// opened, and the secrets read, on first use).
+func (Connector) ValidateSink(t *connectors.Table) error {
+	_, err := newConfig(t)
+	return err
+}
+
+// newConfig checks the options (spec.Parse) and adds what needs the
+// Iceberg library: the codec, the file IO properties.
 func newConfig(t *connectors.Table) (*config, error) {
 	o := t.Options
-	c := &config{clinkTable: t.Name, catType: orDefault(o["catalog_type"], "sql"), uri: strings.TrimSpace(o["catalog_uri"]),
-		catName: orDefault(o["catalog_name"], "clink"), password: o["catalog_password"], create: !o.Has("create_table") || o.Bool("create_table"),
-		io: map[string]string{}, restToken: o["rest.token"], restCred: o["rest.credential"]}
-	if c.uri == "" {
-		return nil, &connectors.OptionError{Key: "catalog_uri", Msg: fmt.Sprintf("sink '%s': option 'catalog_uri' is empty: give the catalog, e.g. 'sqlite:///var/lib/lake/catalog.db'", t.Name)}
-	}
-	if c.catType == "sql" {
-		if _, _, _, err := sqlSource(c.uri); err != nil {
-			return nil, err
-		}
-	} else if u, err := url.Parse(c.uri); err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		return nil, &connectors.OptionError{Key: "catalog_uri", Msg: fmt.Sprintf("option 'catalog_uri': a REST catalog's URI is http:// or https://, not '%s'", redact(c.uri))}
-	}
-	for _, k := range []string{"catalog_name", "namespace"} {
-		if strings.TrimSpace(o[k]) == "" && o.Has(k) {
-			return nil, &connectors.OptionError{Key: k, Msg: fmt.Sprintf("option '%s' is empty", k)}
-		}
-	}
-	for _, part := range strings.Split(orDefault(o["namespace"], "default"), ".") {
-		if part == "" {
-			return nil, &connectors.OptionError{Key: "namespace", Msg: fmt.Sprintf("option 'namespace': '%s' has an empty level", o["namespace"])}
-		}
-		c.ns = append(c.ns, part)
-	}
-	c.name = orDefault(o["table"], t.Name)
-	if strings.ContainsAny(c.name, "./") {
-		return nil, &connectors.OptionError{Key: "table", Msg: fmt.Sprintf("option 'table': '%s' is not a table name (give the namespace in 'namespace')", c.name)}
-	}
-	wh, err := warehouseURI(o["warehouse"])
+	sc, err := spec.Parse(t)
 	if err != nil {
 		return nil, err
 	}
-	if wh == "" && c.catType == "sql" {
-		return nil, &connectors.OptionError{Key: "warehouse", Msg: fmt.Sprintf("sink '%s': the SQL catalog needs option 'warehouse', where new tables go (a directory or s3://bucket/prefix)", t.Name)}
-	}
-	c.warehouse = wh
-	c.sinkID = orDefault(strings.TrimSpace(o["sink_id"]), t.Name)
-	c.fileTag = fileTagOf(c.sinkID)
-	if c.targetSize, err = parseSize("target_file_size", orDefault(o["target_file_size"], "128MB")); err != nil {
-		return nil, err
-	}
-	ms := o.Int("commit_interval_ms")
-	if !o.Has("commit_interval_ms") {
-		ms = 60000
-	}
-	if ms < 1 {
-		return nil, &connectors.OptionError{Key: "commit_interval_ms", Msg: fmt.Sprintf("option 'commit_interval_ms': %d is not positive", ms)}
-	}
-	c.interval = time.Duration(ms) * time.Millisecond
-	codec, ok := codecs[orDefault(o["parquet.compression"], "zstd")]
+	c := &config{clinkTable: t.Name, catType: sc.CatalogType, uri: sc.URI, catName: sc.CatalogName, password: sc.Password,
+		warehouse: sc.Warehouse, ns: sc.Namespace, name: sc.Table, create: sc.Create, sinkID: sc.SinkID, fileTag: fileTagOf(sc.SinkID),
+		targetSize: sc.TargetSize, interval: sc.CommitInterval, io: map[string]string{}, restToken: sc.RESTToken, restCred: sc.RESTCredential}
+	codec, ok := codecs[sc.Compression]
 	if !ok {
 		return nil, &connectors.OptionError{Key: "parquet.compression", Msg: fmt.Sprintf("option 'parquet.compression': unknown codec '%s'", o["parquet.compression"])}
 	}
@@ -170,11 +135,6 @@ func newConfig(t *connectors.Table) (*config, error) {
 	}
 	if v, ok := o["s3.path_style"]; ok {
 		c.io[iceio.S3ForceVirtualAddressing] = strconv.FormatBool(!strings.EqualFold(v, "true"))
-	}
-	for _, k := range []string{"catalog_password", "s3.access_key", "s3.secret_key", "s3.session_token", "rest.token", "rest.credential"} {
-		if v := o[k]; strings.HasPrefix(v, "env://") && strings.TrimPrefix(v, "env://") == "" {
-			return nil, &connectors.OptionError{Key: k, Msg: fmt.Sprintf("option '%s': env:// names no variable", k)}
-		}
 	}
 	return c, nil
 }
@@ -203,107 +163,9 @@ func (c *config) ioProps() (ib.Properties, error) {
 	return p, nil
 }
 
-// warehouseURI turns the 'warehouse' option into a URI: a local directory
-// becomes file:///abs/path.
-func warehouseURI(v string) (string, error) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return "", nil
-	}
-	scheme, rest, ok := strings.Cut(v, "://")
-	if !ok {
-		abs, err := filepath.Abs(v)
-		if err != nil {
-			return "", &connectors.OptionError{Key: "warehouse", Msg: fmt.Sprintf("option 'warehouse': %v", err)}
-		}
-		return (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String(), nil
-	}
-	switch strings.ToLower(scheme) {
-	case "file":
-		return "file://" + rest, nil
-	case "s3", "s3a":
-		bucket, _, _ := strings.Cut(rest, "/")
-		if bucket == "" {
-			return "", &connectors.OptionError{Key: "warehouse", Msg: fmt.Sprintf("option 'warehouse': %s has no bucket (s3://bucket/prefix)", v)}
-		}
-		return "s3://" + strings.TrimRight(rest, "/"), nil
-	}
-	return "", &connectors.OptionError{Key: "warehouse", Msg: fmt.Sprintf("option 'warehouse': unknown scheme %s:// (a local directory or s3://bucket/prefix)", scheme)}
-}
-
-// sqlSource reads a SQL catalog URI: the database/sql driver, the
-// dialect and the DSN. SQLite: sqlite://PATH, sqlite:PATH, file:PATH or
-// a path ending in .db, .sqlite or .sqlite3; PostgreSQL: postgres:// or
-// postgresql://.
-func sqlSource(uri string) (driver, dialect, dsn string, err error) {
-	path := ""
-	switch {
-	case strings.HasPrefix(uri, "postgres://"), strings.HasPrefix(uri, "postgresql://"):
-		return "pgx", "postgres", uri, nil
-	case strings.HasPrefix(uri, "sqlite:"):
-		path = strings.TrimPrefix(strings.TrimPrefix(uri, "sqlite:"), "//")
-	case strings.HasPrefix(uri, "file:"):
-		path = strings.TrimPrefix(uri, "file:")
-		if strings.HasPrefix(path, "//") {
-			path = strings.TrimPrefix(path, "//")
-		}
-	default:
-		switch strings.ToLower(filepath.Ext(uri)) {
-		case ".db", ".sqlite", ".sqlite3":
-			path = uri
-		}
-	}
-	path, _, _ = strings.Cut(path, "?")
-	if path == "" {
-		return "", "", "", &connectors.OptionError{Key: "catalog_uri", Msg: fmt.Sprintf("option 'catalog_uri': '%s' is neither a SQLite database (sqlite:///path/catalog.db) nor a PostgreSQL URL (postgres://user@host/db)", redact(uri))}
-	}
-	return "sqlite", "sqlite", path, nil
-}
-
 // redact hides a password in a URL.
-func redact(uri string) string {
-	u, err := url.Parse(uri)
-	if err != nil || u.User == nil {
-		return uri
-	}
-	return u.Redacted()
-}
+func redact(uri string) string { return spec.Redact(uri) }
 
 // secret returns an option's value, reading env://VAR from the
 // environment; the value never appears in an error.
-func secret(key, v string) (string, error) {
-	name, ok := strings.CutPrefix(v, "env://")
-	if !ok {
-		return v, nil
-	}
-	val, set := os.LookupEnv(name)
-	if !set || name == "" {
-		return "", &connectors.OptionError{Key: key, Msg: fmt.Sprintf("option '%s': environment variable %s is not set", key, name)}
-	}
-	return val, nil
-}
-
-// parseSize reads a byte size: a number, or one with a unit (KB, MB, GB;
-// powers of 1024 as in Flink).
-func parseSize(key, v string) (int64, error) {
-	s := strings.TrimSpace(v)
-	i := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsDigit(r) })
-	num, unit := s, ""
-	if i >= 0 {
-		num, unit = s[:i], strings.ToLower(strings.TrimSpace(s[i:]))
-	}
-	n, err := strconv.ParseInt(num, 10, 64)
-	mult := map[string]int64{"": 1, "b": 1, "bytes": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10,
-		"m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30}[unit]
-	if err != nil || mult == 0 || n <= 0 || n > (1<<62)/mult {
-		return 0, &connectors.OptionError{Key: key, Msg: fmt.Sprintf("option '%s': '%s' is not a positive size (bytes, or with KB, MB, GB)", key, v)}
-	}
-	return n * mult, nil
-}
-
-func orDefault(v, d string) string {
-	if v == "" {
-		return d
-	}
-	return v
-}
+func secret(key, v string) (string, error) { return spec.Secret(key, v) }

@@ -70,21 +70,64 @@ func (c *ClientConfig) kgoOpts() []kgo.Opt {
 	return opts
 }
 
-// clientConfig reads the client options of a table. Secrets may be given as
-// env://VAR; their values never appear in an error.
-func clientConfig(o connectors.Options) (*ClientConfig, error) {
-	c := &ClientConfig{ClientID: o["client_id"], ConnectTimeout: time.Duration(o.Int("connect_timeout_ms")) * time.Millisecond}
-	for _, b := range strings.Split(o["brokers"], ",") {
-		if b = strings.TrimSpace(b); b != "" {
-			c.Brokers = append(c.Brokers, b)
+// checkClient is clientConfig's checks that need no I/O (options that go
+// together, values), so that a table can be validated where its files and
+// secrets are not: it reads no file and resolves no env:// secret.
+func checkClient(o connectors.Options) error {
+	if len(brokers(o)) == 0 {
+		return &connectors.OptionError{Key: "brokers", Msg: "option 'brokers': no broker given"}
+	}
+	if connectTimeout(o) <= 0 {
+		return &connectors.OptionError{Key: "connect_timeout_ms", Msg: "option 'connect_timeout_ms' must be positive"}
+	}
+	proto := o["security_protocol"]
+	if strings.HasSuffix(proto, "SSL") {
+		if (o["tls_cert_file"] == "") != (o["tls_key_file"] == "") {
+			return &connectors.OptionError{Key: "tls_cert_file", Msg: "options 'tls_cert_file' and 'tls_key_file' go together"}
+		}
+	} else {
+		for _, k := range []string{"tls_ca_file", "tls_cert_file", "tls_key_file"} {
+			if o[k] != "" {
+				return &connectors.OptionError{Key: k, Msg: fmt.Sprintf("option '%s' needs security_protocol 'SSL' or 'SASL_SSL' (it is '%s')", k, proto)}
+			}
 		}
 	}
-	if len(c.Brokers) == 0 {
-		return nil, &connectors.OptionError{Key: "brokers", Msg: "option 'brokers': no broker given"}
+	if strings.HasPrefix(proto, "SASL") {
+		if o["sasl_username"] == "" {
+			return noSASLUser(proto)
+		}
+	} else if o["sasl_username"] != "" || o["sasl_password"] != "" {
+		return &connectors.OptionError{Key: "sasl_username", Msg: fmt.Sprintf("SASL credentials need security_protocol 'SASL_PLAINTEXT' or 'SASL_SSL' (it is '%s')", proto)}
 	}
-	if c.ConnectTimeout <= 0 {
-		return nil, &connectors.OptionError{Key: "connect_timeout_ms", Msg: "option 'connect_timeout_ms' must be positive"}
+	return nil
+}
+
+func noSASLUser(proto string) error {
+	return &connectors.OptionError{Key: "sasl_username", Msg: fmt.Sprintf("security_protocol '%s' needs option 'sasl_username'", proto)}
+}
+
+func connectTimeout(o connectors.Options) time.Duration {
+	return time.Duration(o.Int("connect_timeout_ms")) * time.Millisecond
+}
+
+func brokers(o connectors.Options) []string {
+	var out []string
+	for _, b := range strings.Split(o["brokers"], ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			out = append(out, b)
+		}
 	}
+	return out
+}
+
+// clientConfig reads the client options of a table: checkClient's checks,
+// then the TLS files and the secrets. Secrets may be given as env://VAR;
+// their values never appear in an error.
+func clientConfig(o connectors.Options) (*ClientConfig, error) {
+	if err := checkClient(o); err != nil {
+		return nil, err
+	}
+	c := &ClientConfig{Brokers: brokers(o), ClientID: o["client_id"], ConnectTimeout: connectTimeout(o)}
 	proto := o["security_protocol"]
 	if strings.HasSuffix(proto, "SSL") {
 		tc, err := tlsConfig(o)
@@ -92,12 +135,6 @@ func clientConfig(o connectors.Options) (*ClientConfig, error) {
 			return nil, err
 		}
 		c.TLS = tc
-	} else {
-		for _, k := range []string{"tls_ca_file", "tls_cert_file", "tls_key_file"} {
-			if o[k] != "" {
-				return nil, &connectors.OptionError{Key: k, Msg: fmt.Sprintf("option '%s' needs security_protocol 'SSL' or 'SASL_SSL' (it is '%s')", k, proto)}
-			}
-		}
 	}
 	if strings.HasPrefix(proto, "SASL") {
 		c.SASLMechanism = o["sasl_mechanism"]
@@ -109,10 +146,8 @@ func clientConfig(o connectors.Options) (*ClientConfig, error) {
 			return nil, err
 		}
 		if c.SASLUser == "" {
-			return nil, &connectors.OptionError{Key: "sasl_username", Msg: fmt.Sprintf("security_protocol '%s' needs option 'sasl_username'", proto)}
+			return nil, noSASLUser(proto) // env:// named an empty variable
 		}
-	} else if o["sasl_username"] != "" || o["sasl_password"] != "" {
-		return nil, &connectors.OptionError{Key: "sasl_username", Msg: fmt.Sprintf("SASL credentials need security_protocol 'SASL_PLAINTEXT' or 'SASL_SSL' (it is '%s')", proto)}
 	}
 	return c, nil
 }
@@ -162,11 +197,7 @@ func tlsConfig(o connectors.Options) (*tls.Config, error) {
 		}
 		tc.RootCAs = pool
 	}
-	cert, key := o["tls_cert_file"], o["tls_key_file"]
-	if (cert == "") != (key == "") {
-		return nil, &connectors.OptionError{Key: "tls_cert_file", Msg: "options 'tls_cert_file' and 'tls_key_file' go together"}
-	}
-	if cert != "" {
+	if cert, key := o["tls_cert_file"], o["tls_key_file"]; cert != "" {
 		pair, err := tls.LoadX509KeyPair(cert, key)
 		if err != nil {
 			return nil, &connectors.OptionError{Key: "tls_cert_file", Msg: fmt.Sprintf("options 'tls_cert_file'/'tls_key_file': %v", err)}

@@ -145,7 +145,8 @@ func TestOptionErrors(t *testing.T) {
 		{[]string{"start_offsets", "0:1,x"}, "option 'start_offsets': 'x' is not partition:offset"},
 		{[]string{"start_offsets", "0:1", "start_timestamp_ms", "5"}, "give either 'start_offsets' or 'start_timestamp_ms', not both"},
 		{[]string{"start_offsets", "3:0"}, "start_offsets names partition 3; topic in has 1 partitions"},
-		{[]string{"security_protocol", "SASL_PLAINTEXT", "sasl_password", "env://CLINK_TEST_UNSET_VAR"}, "option 'sasl_password': environment variable CLINK_TEST_UNSET_VAR is not set"},
+		{[]string{"security_protocol", "SASL_PLAINTEXT", "sasl_password", "env://CLINK_TEST_UNSET_VAR"}, "security_protocol 'SASL_PLAINTEXT' needs option 'sasl_username'"},
+		{[]string{"security_protocol", "SASL_PLAINTEXT", "sasl_username", "u", "sasl_password", "env://CLINK_TEST_UNSET_VAR"}, "option 'sasl_password': environment variable CLINK_TEST_UNSET_VAR is not set"},
 		{[]string{"idle_timeout", "100"}, "has no option 'idle_timeout' (did you mean 'idle_timeout_ms'?)"},
 		{[]string{"scan_bounded", "forever"}, "option 'scan_bounded': 'forever' is not one of 'unbounded', 'latest'"},
 	} {

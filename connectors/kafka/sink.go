@@ -66,20 +66,48 @@ func keyColumn(t *connectors.Table) (int, error) {
 	return col, nil
 }
 
-func newSink(t *connectors.Table) (*Sink, error) {
-	for _, k := range []string{"transactional_id_prefix", "transaction_timeout_ms"} {
-		if t.Options[k] != "" && t.Options[k] != optionDefault(k) {
-			return nil, &connectors.OptionError{Key: k, Msg: fmt.Sprintf("option '%s' needs delivery_guarantee 'exactly_once'", k)}
+var _ connectors.SinkValidator = Connector{}
+
+// ValidateSink makes NewSink's checks that read no file (TLS certificates),
+// resolve no secret and reach no broker.
+func (Connector) ValidateSink(t *connectors.Table) error {
+	if err := checkSink(t); err != nil {
+		return fmt.Errorf("kafka sink '%s': %w", t.Name, err)
+	}
+	return nil
+}
+
+// checkSink is the sinks' checks without I/O: the client options, the
+// transaction options against the guarantee, key_column.
+func checkSink(t *connectors.Table) error {
+	if err := checkClient(t.Options); err != nil {
+		return err
+	}
+	if t.Options["delivery_guarantee"] == "exactly_once" {
+		if timeout := t.Options.Int("transaction_timeout_ms"); timeout <= 0 || timeout > 1<<31-1 {
+			return &connectors.OptionError{Key: "transaction_timeout_ms", Msg: fmt.Sprintf("option 'transaction_timeout_ms' must be positive and fit in 32 bits (it is %d)", timeout)}
 		}
+	} else {
+		for _, k := range []string{"transactional_id_prefix", "transaction_timeout_ms"} {
+			if t.Options[k] != "" && t.Options[k] != optionDefault(k) {
+				return &connectors.OptionError{Key: k, Msg: fmt.Sprintf("option '%s' needs delivery_guarantee 'exactly_once'", k)}
+			}
+		}
+	}
+	_, err := keyColumn(t)
+	return err
+}
+
+func newSink(t *connectors.Table) (*Sink, error) {
+	if err := checkSink(t); err != nil {
+		return nil, err
 	}
 	cc, err := clientConfig(t.Options)
 	if err != nil {
 		return nil, err
 	}
 	s := &Sink{name: t.Name, topic: t.Options["topic"]}
-	if s.keyCol, err = keyColumn(t); err != nil {
-		return nil, err
-	}
+	s.keyCol, _ = keyColumn(t) // checked
 	s.cl, err = cc.newClient(
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordDeliveryTimeout(deliveryTimeout),

@@ -36,10 +36,33 @@ func (Connector) NewSource(t *connectors.Table) (engine.Source, error) {
 	return s, nil
 }
 
+var _ connectors.SourceValidator = Connector{}
+
+// ValidateSource makes NewSource's checks that read no file (TLS
+// certificates) and resolve no secret.
+func (Connector) ValidateSource(t *connectors.Table) error {
+	if _, err := sourceOf(t); err != nil {
+		return fmt.Errorf("kafka source '%s': %w", t.Name, err)
+	}
+	return nil
+}
+
 func newSource(t *connectors.Table) (*Source, error) {
-	o := t.Options
-	cc, err := clientConfig(o)
+	s, err := sourceOf(t)
 	if err != nil {
+		return nil, err
+	}
+	if s.cc, err = clientConfig(t.Options); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// sourceOf checks the table's options without I/O and returns its source,
+// without a client configuration (newSource adds it).
+func sourceOf(t *connectors.Table) (*Source, error) {
+	o := t.Options
+	if err := checkClient(o); err != nil {
 		return nil, err
 	}
 	if err := cjson.CheckSchema(t.Schema); err != nil {
@@ -47,7 +70,6 @@ func newSource(t *connectors.Table) (*Source, error) {
 	}
 	s := &Source{
 		table:   t,
-		cc:      cc,
 		topic:   o["topic"],
 		onError: o["on_error"],
 		dlq:     o["dead_letter_topic"],
@@ -68,6 +90,7 @@ func newSource(t *connectors.Table) (*Source, error) {
 		return nil, &connectors.OptionError{Key: "dead_letter_topic", Msg: "dead_letter_topic must differ from topic"}
 	}
 	if v := o["start_offsets"]; v != "" {
+		var err error
 		if s.starts, err = ParseOffsets(v); err != nil {
 			return nil, &connectors.OptionError{Key: "start_offsets", Msg: fmt.Sprintf("option 'start_offsets': %v", err)}
 		}

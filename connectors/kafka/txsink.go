@@ -92,14 +92,14 @@ var (
 )
 
 func newTxSink(t *connectors.Table) (*TxSink, error) {
+	if err := checkSink(t); err != nil {
+		return nil, err
+	}
 	cc, err := clientConfig(t.Options)
 	if err != nil {
 		return nil, err
 	}
 	timeout := t.Options.Int("transaction_timeout_ms")
-	if timeout <= 0 || timeout > 1<<31-1 {
-		return nil, &connectors.OptionError{Key: "transaction_timeout_ms", Msg: fmt.Sprintf("option 'transaction_timeout_ms' must be positive and fit in 32 bits (it is %d)", timeout)}
-	}
 	s := &TxSink{name: t.Name, topic: t.Options["topic"], cc: cc, prefix: t.Options["transactional_id_prefix"],
 		subtask: t.Runtime.Subtask, timeout: time.Duration(timeout) * time.Millisecond, warn: t.Runtime.Stderr}
 	if s.prefix == "" {
@@ -108,9 +108,7 @@ func newTxSink(t *connectors.Table) (*TxSink, error) {
 	if s.warn == nil {
 		s.warn = os.Stderr
 	}
-	if s.keyCol, err = keyColumn(t); err != nil {
-		return nil, err
-	}
+	s.keyCol, _ = keyColumn(t) // checked
 	if s.admin, err = cc.newClient(); err != nil {
 		return nil, err
 	}

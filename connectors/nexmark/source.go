@@ -41,6 +41,17 @@ func (Connector) NewSource(t *connectors.Table) (engine.Source, error) {
 	return s, nil
 }
 
+var _ connectors.SourceValidator = Connector{}
+
+// ValidateSource makes NewSource's checks (the columns, the options),
+// which need no I/O.
+func (Connector) ValidateSource(t *connectors.Table) error {
+	if _, err := newSource(t); err != nil {
+		return fmt.Errorf("nexmark source '%s': %w", t.Name, err)
+	}
+	return nil
+}
+
 func newSource(t *connectors.Table) (*Source, error) {
 	o := t.Options
 	kind, _ := ParseKind(o["table"])

@@ -41,9 +41,11 @@ type gcsBucket struct {
 // gcsScope lets the sink read, write and delete objects.
 const gcsScope = "https://www.googleapis.com/auth/devstorage.read_write"
 
-func newGCS(o connectors.Options, bucket string) (bucket, error) {
-	api := o["gcs.endpoint"]
-	custom := api != ""
+// gcsAPI reads 'gcs.endpoint' (no I/O): the JSON API's URL, and whether
+// it is not Google's.
+func gcsAPI(o connectors.Options) (api string, custom bool, err error) {
+	api = o["gcs.endpoint"]
+	custom = api != ""
 	if !custom {
 		api = "https://storage.googleapis.com/storage/v1/"
 	}
@@ -52,11 +54,19 @@ func newGCS(o connectors.Options, bucket string) (bucket, error) {
 	}
 	u, err := url.Parse(api)
 	if err != nil || u.Host == "" {
-		return nil, &connectors.OptionError{Key: "gcs.endpoint", Msg: fmt.Sprintf("option 'gcs.endpoint': '%s' is not a URL", o["gcs.endpoint"])}
+		return "", false, &connectors.OptionError{Key: "gcs.endpoint", Msg: fmt.Sprintf("option 'gcs.endpoint': '%s' is not a URL", o["gcs.endpoint"])}
 	}
 	if !strings.HasSuffix(u.Path, "/storage/v1/") {
 		u.Path = strings.TrimSuffix(u.Path, "/") + "/storage/v1/"
 		api = u.String()
+	}
+	return api, custom, nil
+}
+
+func newGCS(o connectors.Options, bucket string) (bucket, error) {
+	api, custom, err := gcsAPI(o)
+	if err != nil {
+		return nil, err
 	}
 	b := &gcsBucket{c: gcsHTTP, api: api, name: bucket,
 		upload: strings.TrimSuffix(api, "storage/v1/") + "upload/storage/v1/"}

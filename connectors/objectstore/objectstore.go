@@ -17,6 +17,52 @@ import (
 // 'delivery_guarantee' = 'at_least_once' or 'none' each file is published
 // as it is closed (Sink).
 func NewSink(t *connectors.Table) (engine.Sink, error) {
+	w, err := newWriter(t)
+	if err != nil {
+		return nil, err
+	}
+	if dg := t.Options["delivery_guarantee"]; dg == "" || dg == "exactly_once" {
+		return TxSink{w}, nil
+	}
+	return Sink{w}, nil
+}
+
+// Validate makes NewSink's checks that need no I/O (the file connector's
+// validator calls it for a Parquet or object-store table): the format, the
+// locations, the rolling options, a store's endpoint. Building the store's
+// client is not among them: it reads secrets (env://), credentials files
+// and the environment's defaults, where the sink runs.
+func Validate(t *connectors.Table) error {
+	_, err := checkWriter(t)
+	return err
+}
+
+func newWriter(t *connectors.Table) (*writer, error) {
+	w, err := checkWriter(t)
+	if err != nil {
+		return nil, err
+	}
+	o := t.Options
+	w.run = newRunID()
+	switch w.pub.scheme {
+	case "":
+		w.b = localDir{}
+	case "s3":
+		w.b, err = newS3(o, w.pub.bucket)
+	case "gs":
+		w.b, err = newGCS(o, w.pub.bucket)
+	case "azure":
+		w.b, err = newAzure(o, w.pub.bucket)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sink '%s' (%s): %w", t.Name, w.pub, err)
+	}
+	return w, nil
+}
+
+// checkWriter checks the options without I/O and returns the writer
+// without its bucket and run id (newWriter adds them).
+func checkWriter(t *connectors.Table) (*writer, error) {
 	o := t.Options
 	if o["format"] != "parquet" {
 		return nil, &connectors.OptionError{Key: "format", Msg: fmt.Sprintf("sink '%s': object stores take 'format' = 'parquet' (JSON lines are written to local files only)", t.Name)}
@@ -24,18 +70,6 @@ func NewSink(t *connectors.Table) (engine.Sink, error) {
 	if o["mode"] == "upsert" {
 		return nil, &connectors.OptionError{Key: "mode", Msg: fmt.Sprintf("sink '%s': the Parquet sink appends; 'mode' = 'upsert' writes JSON lines only", t.Name)}
 	}
-	w, err := newWriter(t)
-	if err != nil {
-		return nil, err
-	}
-	if dg := o["delivery_guarantee"]; dg == "" || dg == "exactly_once" {
-		return TxSink{w}, nil
-	}
-	return Sink{w}, nil
-}
-
-func newWriter(t *connectors.Table) (*writer, error) {
-	o := t.Options
 	pub, err := parseLocation("path", o["path"])
 	if err != nil {
 		return nil, err
@@ -45,7 +79,7 @@ func newWriter(t *connectors.Table) (*writer, error) {
 		return nil, err
 	}
 	w := &writer{table: t.Name, pub: pub, stage: stage, subtask: t.Runtime.Subtask, parallelism: max(t.Runtime.Parallelism, 1),
-		schema: t.Schema, mem: t.Runtime.Mem, ctx: context.Background(), run: newRunID()}
+		schema: t.Schema, mem: t.Runtime.Mem, ctx: context.Background()}
 	if w.mem == nil {
 		w.mem = memory.DefaultAllocator
 	}
@@ -61,14 +95,10 @@ func newWriter(t *connectors.Table) (*writer, error) {
 	}
 	w.codec = codec
 	switch pub.scheme {
-	case "":
-		w.b = localDir{}
 	case "s3":
-		w.b, err = newS3(o, pub.bucket)
+		err = checkS3(o)
 	case "gs":
-		w.b, err = newGCS(o, pub.bucket)
-	case "azure":
-		w.b, err = newAzure(o, pub.bucket)
+		_, _, err = gcsAPI(o)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sink '%s' (%s): %w", t.Name, pub, err)

@@ -19,6 +19,39 @@ import (
 	"github.com/clink-dev/clink/connectors"
 )
 
+// checkS3 is newS3's checks that need no I/O: the endpoint, both keys or
+// neither (as given: env:// references are not resolved).
+func checkS3(o connectors.Options) error {
+	if _, _, err := s3Endpoint(o); err != nil {
+		return err
+	}
+	if (o["s3.access_key"] != "") != (o["s3.secret_key"] != "") {
+		return s3KeysApart()
+	}
+	return nil
+}
+
+func s3KeysApart() error {
+	return &connectors.OptionError{Key: "s3.secret_key", Msg: "options 's3.access_key' and 's3.secret_key' go together"}
+}
+
+// s3Endpoint reads 's3.endpoint': the endpoint URL ("" for AWS's) and its
+// host.
+func s3Endpoint(o connectors.Options) (endpoint, host string, err error) {
+	e := o["s3.endpoint"]
+	if e == "" {
+		return "", "s3.amazonaws.com", nil
+	}
+	if !strings.Contains(e, "://") {
+		e = "https://" + e
+	}
+	u, err := url.Parse(e)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return "", "", &connectors.OptionError{Key: "s3.endpoint", Msg: fmt.Sprintf("option 's3.endpoint': '%s' is neither host[:port] nor an http(s) URL", o["s3.endpoint"])}
+	}
+	return strings.TrimSuffix(e, "/"), u.Host, nil
+}
+
 // newS3 opens an S3 bucket (s3blob over aws-sdk-go-v2), on AWS or an
 // S3-compatible server ('s3.endpoint'). Credentials: 's3.access_key' and
 // 's3.secret_key', else the SDK's default chain (environment,
@@ -26,17 +59,10 @@ import (
 // ('s3.region', AWS_REGION, the AWS config) the endpoint is asked for the
 // bucket's on first use.
 func newS3(o connectors.Options, bucket string) (bucket, error) {
-	endpoint, host := "", "s3.amazonaws.com"
-	if e := o["s3.endpoint"]; e != "" {
-		if !strings.Contains(e, "://") {
-			e = "https://" + e
-		}
-		u, err := url.Parse(e)
-		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-			return nil, &connectors.OptionError{Key: "s3.endpoint", Msg: fmt.Sprintf("option 's3.endpoint': '%s' is neither host[:port] nor an http(s) URL", o["s3.endpoint"])}
-		}
-		endpoint, host = strings.TrimSuffix(e, "/"), u.Host
+	if err := checkS3(o); err != nil {
+		return nil, err
 	}
+	endpoint, host, _ := s3Endpoint(o)
 	ak, err := secret(o, "s3.access_key")
 	if err != nil {
 		return nil, err
@@ -54,7 +80,7 @@ func newS3(o connectors.Options, bucket string) (bucket, error) {
 	case ak != "" && sk != "":
 		load = append(load, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(ak, sk, tok)))
 	case ak != "" || sk != "":
-		return nil, &connectors.OptionError{Key: "s3.secret_key", Msg: "options 's3.access_key' and 's3.secret_key' go together"}
+		return nil, s3KeysApart() // an env:// key named an empty variable
 	}
 	if r := o["s3.region"]; r != "" {
 		load = append(load, config.WithRegion(r))

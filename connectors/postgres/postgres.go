@@ -98,30 +98,48 @@ type config struct {
 	rows     int
 	interval time.Duration
 	timeout  time.Duration
-	prefix   string // "" = the default
+	dial     time.Duration // connect_timeout_ms
+	prefix   string        // "" = the default
 }
 
 // String names the server and database in errors: host:port/database.
 func (c *config) String() string { return c.addr + "/" + c.database }
 
-// newConfig checks the options of table t; no value of a secret option
-// ever appears in an error.
+// newConfig checks the options of table t (checkConfig), then resolves
+// the secrets and parses the connection settings, which reads files (pgx
+// reads ~/.pgpass, a service file and TLS certificates); no value of a
+// secret option ever appears in an error.
 func newConfig(t *connectors.Table) (*config, error) {
-	o := t.Options
-	c := &config{upsert: o["mode"] == "upsert", exactly: o["delivery_guarantee"] == "exactly_once"}
-	var err error
-	if c.conn, err = connConfig(o); err != nil {
+	c, cs, err := checkConfig(t)
+	if err != nil {
 		return nil, err
 	}
+	if c.conn, err = connConfig(t.Options, cs); err != nil {
+		return nil, err
+	}
+	c.conn.ConnectTimeout = c.dial
 	c.database, c.user = c.conn.Database, c.conn.User
 	if strings.HasPrefix(c.conn.Host, "/") {
 		c.addr = c.conn.Host + ":" + strconv.Itoa(int(c.conn.Port))
 	} else {
 		c.addr = net.JoinHostPort(c.conn.Host, strconv.Itoa(int(c.conn.Port)))
 	}
+	return c, nil
+}
+
+// checkConfig makes newConfig's checks that need no I/O and returns the
+// config without its connection settings, and the connection string of
+// the separate options ("" with 'url', which may be a secret).
+func checkConfig(t *connectors.Table) (*config, string, error) {
+	o := t.Options
+	c := &config{upsert: o["mode"] == "upsert", exactly: o["delivery_guarantee"] == "exactly_once"}
+	cs, err := connString(o)
+	if err != nil {
+		return nil, "", err
+	}
 	if name, given := o["table"]; given {
 		if c.table, err = parseTableName(name); err != nil {
-			return nil, &connectors.OptionError{Key: "table", Msg: fmt.Sprintf("option 'table': %v", err)}
+			return nil, "", &connectors.OptionError{Key: "table", Msg: fmt.Sprintf("option 'table': %v", err)}
 		}
 	} else if c.table, err = parseTableName(t.Name); err != nil {
 		// The Clink table's name, read as PostgreSQL reads an unquoted
@@ -133,13 +151,13 @@ func newConfig(t *connectors.Table) (*config, error) {
 			col = strings.TrimSpace(col)
 			idx := clinkColumn(t, col)
 			if idx < 0 {
-				return nil, &connectors.OptionError{Key: "primary_key", Msg: fmt.Sprintf("option 'primary_key': '%s' is not a column of %s", col, t.Name)}
+				return nil, "", &connectors.OptionError{Key: "primary_key", Msg: fmt.Sprintf("option 'primary_key': '%s' is not a column of %s", col, t.Name)}
 			}
 			c.key = append(c.key, t.Schema.Field(idx).Name)
 		}
 	}
 	if c.upsert && len(c.key) == 0 {
-		return nil, &connectors.OptionError{Key: "mode", Msg: fmt.Sprintf("sink '%s': 'mode' = 'upsert' needs a primary key: PRIMARY KEY (...) NOT ENFORCED in CREATE TABLE, or 'primary_key'", t.Name)}
+		return nil, "", &connectors.OptionError{Key: "mode", Msg: fmt.Sprintf("sink '%s': 'mode' = 'upsert' needs a primary key: PRIMARY KEY (...) NOT ENFORCED in CREATE TABLE, or 'primary_key'", t.Name)}
 	}
 	positive := func(k string, max int64) (int64, error) {
 		v := o.Int(k)
@@ -150,31 +168,31 @@ func newConfig(t *connectors.Table) (*config, error) {
 	}
 	rows, err := positive("batch_rows", 10_000_000)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	interval, err := positive("batch_interval_ms", 24*3600*1000)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	timeout, err := positive("request_timeout_ms", 24*3600*1000)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	connect, err := positive("connect_timeout_ms", 3600*1000)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	c.rows = int(rows)
 	c.interval = time.Duration(interval) * time.Millisecond
 	c.timeout = time.Duration(timeout) * time.Millisecond
-	c.conn.ConnectTimeout = time.Duration(connect) * time.Millisecond
+	c.dial = time.Duration(connect) * time.Millisecond
 	if p, given := o["transaction_id_prefix"]; given {
 		if err := checkPrefix(p); err != nil {
-			return nil, &connectors.OptionError{Key: "transaction_id_prefix", Msg: fmt.Sprintf("option 'transaction_id_prefix': %v", err)}
+			return nil, "", &connectors.OptionError{Key: "transaction_id_prefix", Msg: fmt.Sprintf("option 'transaction_id_prefix': %v", err)}
 		}
 		c.prefix = p
 	}
-	return c, nil
+	return c, cs, nil
 }
 
 // clinkColumn finds a Clink column by name (case-insensitively, as Clink
@@ -193,56 +211,76 @@ func clinkColumn(t *connectors.Table, name string) int {
 	return -1
 }
 
-// connConfig builds the connection settings: from 'url', or from host,
-// port, database, user and sslmode; 'password' applies to both.
-func connConfig(o connectors.Options) (*pgx.ConnConfig, error) {
-	var cs string
-	if _, given := o["url"]; given {
+// connString checks the connection options without I/O: 'url' or host,
+// port, database, user and sslmode, not both. It returns the connection
+// string of the separate options, "" with 'url' (connConfig resolves it:
+// it may be env://).
+func connString(o connectors.Options) (string, error) {
+	if u, given := o["url"]; given {
 		for _, k := range []string{"host", "port", "database", "user", "sslmode"} {
 			if _, also := o[k]; also {
-				return nil, &connectors.OptionError{Key: k, Msg: fmt.Sprintf("give either 'url' or '%s' (with host, port, database, user, sslmode), not both", k)}
+				return "", &connectors.OptionError{Key: k, Msg: fmt.Sprintf("give either 'url' or '%s' (with host, port, database, user, sslmode), not both", k)}
 			}
 		}
+		if !strings.HasPrefix(u, "env://") {
+			return "", checkURL(u)
+		}
+		return "", nil
+	}
+	kv := map[string]string{"host": "127.0.0.1", "port": "5432", "dbname": "postgres", "user": "postgres", "sslmode": "prefer"}
+	if h, ok := o["host"]; ok {
+		h = strings.TrimSpace(h)
+		if h == "" || strings.Contains(h, "://") || (strings.Count(h, ":") == 1 && !strings.HasPrefix(h, "/")) {
+			return "", &connectors.OptionError{Key: "host", Msg: fmt.Sprintf("option 'host': '%s' is not a host name, address or socket directory (give the port in 'port', or a connection string in 'url')", h)}
+		}
+		kv["host"] = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+	}
+	if _, ok := o["port"]; ok {
+		p := o.Int("port")
+		if p < 1 || p > 65535 {
+			return "", &connectors.OptionError{Key: "port", Msg: fmt.Sprintf("option 'port': %d is not a port number", p)}
+		}
+		kv["port"] = strconv.FormatInt(p, 10)
+	}
+	for opt, key := range map[string]string{"database": "dbname", "user": "user"} {
+		if v, ok := o[opt]; ok {
+			if strings.TrimSpace(v) == "" {
+				return "", &connectors.OptionError{Key: opt, Msg: fmt.Sprintf("option '%s' is empty", opt)}
+			}
+			kv[key] = v
+		}
+	}
+	if v, ok := o["sslmode"]; ok {
+		kv["sslmode"] = v
+	}
+	var b strings.Builder
+	for _, k := range []string{"host", "port", "dbname", "user", "sslmode"} {
+		fmt.Fprintf(&b, "%s='%s' ", k, strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(kv[k]))
+	}
+	return b.String(), nil
+}
+
+// checkURL refuses an empty connection string. Its syntax is pgx's to
+// check (connConfig), which reads files as it parses.
+func checkURL(u string) error {
+	if strings.TrimSpace(u) == "" {
+		return &connectors.OptionError{Key: "url", Msg: "option 'url' is empty"}
+	}
+	return nil
+}
+
+// connConfig builds the connection settings from cs (connString), or from
+// 'url' with its secret resolved; 'password' applies to both.
+func connConfig(o connectors.Options, cs string) (*pgx.ConnConfig, error) {
+	if _, given := o["url"]; given {
 		u, err := secret(o, "url")
 		if err != nil {
 			return nil, err
 		}
-		if strings.TrimSpace(u) == "" {
-			return nil, &connectors.OptionError{Key: "url", Msg: "option 'url' is empty"}
+		if err := checkURL(u); err != nil {
+			return nil, err
 		}
 		cs = u
-	} else {
-		kv := map[string]string{"host": "127.0.0.1", "port": "5432", "dbname": "postgres", "user": "postgres", "sslmode": "prefer"}
-		if h, ok := o["host"]; ok {
-			h = strings.TrimSpace(h)
-			if h == "" || strings.Contains(h, "://") || (strings.Count(h, ":") == 1 && !strings.HasPrefix(h, "/")) {
-				return nil, &connectors.OptionError{Key: "host", Msg: fmt.Sprintf("option 'host': '%s' is not a host name, address or socket directory (give the port in 'port', or a connection string in 'url')", h)}
-			}
-			kv["host"] = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
-		}
-		if _, ok := o["port"]; ok {
-			p := o.Int("port")
-			if p < 1 || p > 65535 {
-				return nil, &connectors.OptionError{Key: "port", Msg: fmt.Sprintf("option 'port': %d is not a port number", p)}
-			}
-			kv["port"] = strconv.FormatInt(p, 10)
-		}
-		for opt, key := range map[string]string{"database": "dbname", "user": "user"} {
-			if v, ok := o[opt]; ok {
-				if strings.TrimSpace(v) == "" {
-					return nil, &connectors.OptionError{Key: opt, Msg: fmt.Sprintf("option '%s' is empty", opt)}
-				}
-				kv[key] = v
-			}
-		}
-		if v, ok := o["sslmode"]; ok {
-			kv["sslmode"] = v
-		}
-		var b strings.Builder
-		for _, k := range []string{"host", "port", "dbname", "user", "sslmode"} {
-			fmt.Fprintf(&b, "%s='%s' ", k, strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(kv[k]))
-		}
-		cs = b.String()
 	}
 	cfg, err := pgx.ParseConfig(cs)
 	if err != nil {

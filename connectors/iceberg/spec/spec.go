@@ -3,8 +3,8 @@
 // them as its own; a slim build of clink (`-tags slim`, see
 // docs/performance.md: iceberg-go's package initialization costs every
 // start of a binary that links it about 0.15 s and 32 MB) registers
-// Connector instead, which validates and documents the options and refuses
-// to open a sink with a plain error.
+// Connector instead, which validates (Parse, the checks of both builds)
+// and documents the options and refuses to open a sink with a plain error.
 package spec
 
 import (
@@ -71,7 +71,22 @@ func Spec() *connectors.Spec { return spec }
 // ErrSlim is what a slim build answers for an Iceberg sink.
 var ErrSlim = errors.New("this clink is a slim build (go build -tags slim) without the Iceberg sink; use a build without the tag (go install ./cmd/clink)")
 
-// NewSink refuses: a slim build links no Iceberg library.
+var _ connectors.SinkValidator = Connector{}
+
+// ValidateSink checks the options as the sink of a full build does
+// (Parse), and accepts a valid table: `clink explain` and a client
+// submitting to a cluster check the plan, which the cluster's Workers,
+// built with the sink, run. NewSink, where the job runs, refuses.
+func (Connector) ValidateSink(t *connectors.Table) error {
+	_, err := Parse(t)
+	return err
+}
+
+// NewSink refuses: a slim build links no Iceberg library. A table with
+// invalid options is refused for them first, as a full build refuses it.
 func (Connector) NewSink(t *connectors.Table) (engine.Sink, error) {
+	if _, err := Parse(t); err != nil {
+		return nil, err
+	}
 	return nil, fmt.Errorf("iceberg sink '%s': %w", t.Name, ErrSlim)
 }

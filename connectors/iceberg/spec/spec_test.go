@@ -60,3 +60,39 @@ func TestSlimDoesNotLinkIceberg(t *testing.T) {
 		}
 	}
 }
+
+// A slim build validates the options as a full build does: an invalid
+// table is refused for its options by the validator and by NewSink, a
+// valid one passes the validator (a cluster's Workers may have the sink).
+func TestSlimValidateSink(t *testing.T) {
+	for _, c := range []struct {
+		opts map[string]string
+		want string
+	}{
+		{map[string]string{"catalog_uri": "sqlite:///tmp/c.db"}, "sink 't': the SQL catalog needs option 'warehouse', where new tables go (a directory or s3://bucket/prefix)"},
+		{map[string]string{"catalog_uri": "sqlite:///tmp/c.db", "warehouse": "s3:///w"}, "option 'warehouse': s3:///w has no bucket (s3://bucket/prefix)"},
+		{map[string]string{"catalog_uri": "sqlite:///tmp/c.db", "warehouse": "/w", "table": "a.b"}, "option 'table': 'a.b' is not a table name (give the namespace in 'namespace')"},
+		{map[string]string{"catalog_uri": "sqlite:///tmp/c.db", "warehouse": "/w"}, ""},
+	} {
+		all := map[string]string{"connector": "iceberg"}
+		for k, v := range c.opts {
+			all[k] = v
+		}
+		opts, err := spec.Validate(all)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tbl := &connectors.Table{Name: "t", Schema: arrow.NewSchema(nil, nil), Options: opts}
+		verr := Connector{}.ValidateSink(tbl)
+		_, nerr := Connector{}.NewSink(tbl)
+		if c.want == "" {
+			if verr != nil || !errors.Is(nerr, ErrSlim) {
+				t.Errorf("%v: ValidateSink %v, NewSink %v", c.opts, verr, nerr)
+			}
+			continue
+		}
+		if verr == nil || verr.Error() != c.want || nerr == nil || nerr.Error() != c.want {
+			t.Errorf("%v: ValidateSink %v, NewSink %v, want %s", c.opts, verr, nerr, c.want)
+		}
+	}
+}
