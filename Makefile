@@ -50,7 +50,8 @@ demo-cluster: build
 # the tests need (kcat, ClickHouse, PostgreSQL with apt; MinIO,
 # fake-gcs-server, Azurite and gotestsum into the cache), or stops naming
 # what is missing. Then: lint; unit and logic tests (fuzz targets run their
-# seed corpora); the race detector on the engine; the demos; interop. The
+# seed corpora); the race detector on the engine; the demos; interop; the
+# tutorial walk-through (after interop, whose DuckDB build it reuses). The
 # tests run with CLINK_REQUIRE_*=1, so a missing server fails them, and a
 # skip whose reason names one fails the run too. Open-ended fuzzing is
 # `make fuzz`: a time-boxed fuzz run can fail on its own deadline on a
@@ -68,9 +69,9 @@ test:
 	$(MAKE) demo
 	$(MAKE) demo-kafka
 	$(MAKE) demo-cluster
-	$(MAKE) demo-tutorial
 	$(REQUIRE) $(MAKE) interop
-	@$(call skips,unit race interop,-title "make test: PASS (lint, unit, race, demos, interop)")
+	$(MAKE) demo-tutorial
+	@$(call skips,unit race interop tutorial,-title "make test: PASS (lint, unit, race, demos, interop, tutorial)")
 
 # A quick check while working, NOT the full test: lint and go test ./...
 # without installing anything and without CLINK_REQUIRE_*, so the tests
@@ -88,8 +89,9 @@ $(GOTESTSUM):
 # The by-hand tutorial (examples/kafka-to-clickhouse/README.md): its sh
 # blocks run as written, in order, on the tutorial's fixed ports, and each
 # block's output is checked against the text block after it (~2 min).
-demo-tutorial:
-	CLINK_TUTORIAL=1 $(GO) test -count=1 -timeout 10m -run TestREADME -v ./examples/kafka-to-clickhouse/
+demo-tutorial: | $(GOTESTSUM)
+	@mkdir -p $(BIN)
+	CLINK_TUTORIAL=1 $(call gotest,tutorial,-timeout 10m -run TestREADME ./examples/kafka-to-clickhouse/)
 
 # The SQL logic files, each query straight (batch sizes 1, 7, 1024, a
 # random one; parallelism 1, 2, 3), crashed at a checkpoint and restored at
