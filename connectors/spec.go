@@ -5,6 +5,7 @@ package connectors
 
 import (
 	"fmt"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -83,6 +84,24 @@ func (o Options) Int(name string) int64 {
 
 // Bool returns a boolean option.
 func (o Options) Bool(name string) bool { return strings.EqualFold(o[name], "true") }
+
+// Secret returns option key's value, reading env://VAR from the
+// environment: where the source or sink runs, never when a plan is
+// checked. The value never appears in an error.
+func (o Options) Secret(key string) (string, error) { return Secret(key, o[key]) }
+
+// Secret resolves v, the value of option key, as Options.Secret does.
+func Secret(key, v string) (string, error) {
+	name, ok := strings.CutPrefix(v, "env://")
+	if !ok {
+		return v, nil
+	}
+	val, set := os.LookupEnv(name)
+	if !set || name == "" {
+		return "", &OptionError{Key: key, Msg: fmt.Sprintf("option '%s': environment variable %s is not set", key, name)}
+	}
+	return val, nil
+}
 
 // Has reports whether the option is set (or has a default).
 func (o Options) Has(name string) bool { _, ok := o[name]; return ok }

@@ -12,7 +12,6 @@ package clickhouse
 import (
 	"fmt"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -102,7 +101,7 @@ func newConfig(o connectors.Options) (*config, error) {
 		}
 	}
 	var err error
-	if c.password, err = secret(o, "password"); err != nil {
+	if c.password, err = o.Secret("password"); err != nil {
 		return nil, err
 	}
 	positive := func(k string, max int64) (int64, error) {
@@ -132,21 +131,6 @@ func newConfig(o connectors.Options) (*config, error) {
 	c.interval = time.Duration(interval) * time.Millisecond
 	c.timeout = time.Duration(timeout) * time.Millisecond
 	return c, nil
-}
-
-// secret returns an option's value, reading env://VAR from the environment
-// (as the Kafka connector's SASL options do).
-func secret(o connectors.Options, key string) (string, error) {
-	v := o[key]
-	name, ok := strings.CutPrefix(v, "env://")
-	if !ok {
-		return v, nil
-	}
-	val, set := os.LookupEnv(name)
-	if !set || name == "" {
-		return "", &connectors.OptionError{Key: key, Msg: fmt.Sprintf("option '%s': environment variable %s is not set", key, name)}
-	}
-	return val, nil
 }
 
 // NewSink checks the options, finds which protocol the port speaks, then

@@ -17,6 +17,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx", the PostgreSQL connector's driver
 	_ "modernc.org/sqlite"             // database/sql driver "sqlite", pure Go
 
+	"github.com/clink-dev/clink/connectors"
 	"github.com/clink-dev/clink/connectors/iceberg/spec"
 )
 
@@ -33,14 +34,14 @@ func openCatalog(ctx context.Context, c *config) (catalog.Catalog, error) {
 			opts = append(opts, rest.WithWarehouseLocation(c.warehouse))
 		}
 		if c.restToken != "" {
-			tok, err := secret("rest.token", c.restToken)
+			tok, err := connectors.Secret("rest.token", c.restToken)
 			if err != nil {
 				return nil, err
 			}
 			opts = append(opts, rest.WithOAuthToken(tok))
 		}
 		if c.restCred != "" {
-			cred, err := secret("rest.credential", c.restCred)
+			cred, err := connectors.Secret("rest.credential", c.restCred)
 			if err != nil {
 				return nil, err
 			}
@@ -61,7 +62,7 @@ func openCatalog(ctx context.Context, c *config) (catalog.Catalog, error) {
 		// instead of failing; WAL lets readers go on meanwhile.
 		dsn = "file:" + (&url.URL{Path: dsn}).EscapedPath() + "?_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)"
 	} else if c.password != "" {
-		pw, err := secret("catalog_password", c.password)
+		pw, err := connectors.Secret("catalog_password", c.password)
 		if err != nil {
 			return nil, err
 		}

@@ -150,8 +150,8 @@ func sqliteS3(t *testing.T) *target {
 	return &target{name: "sqlite+s3",
 		opts: opts,
 		read: func(t *testing.T) catalog.Catalog {
-			ak, _ := secret("", s.Options["s3.access_key"])
-			sk, _ := secret("", s.Options["s3.secret_key"])
+			ak, _ := connectors.Secret("", s.Options["s3.access_key"])
+			sk, _ := connectors.Secret("", s.Options["s3.secret_key"])
 			props := ib.Properties{iceio.S3EndpointURL: s.Options["s3.endpoint"], iceio.S3Region: s.Options["s3.region"],
 				iceio.S3AccessKeyID: ak, iceio.S3SecretAccessKey: sk}
 			return readCatalog(t, "sqlite", "file:"+db+"?_pragma=busy_timeout(30000)", sqlcat.SQLite, "s3://lake/warehouse", props)

@@ -152,7 +152,7 @@ func (c *config) ioProps() (ib.Properties, error) {
 	keys := map[string]string{iceio.S3AccessKeyID: "s3.access_key", iceio.S3SecretAccessKey: "s3.secret_key", iceio.S3SessionToken: "s3.session_token"}
 	for k, v := range c.io {
 		if opt, ok := keys[k]; ok {
-			s, err := secret(opt, v)
+			s, err := connectors.Secret(opt, v)
 			if err != nil {
 				return nil, err
 			}
@@ -165,7 +165,3 @@ func (c *config) ioProps() (ib.Properties, error) {
 
 // redact hides a password in a URL.
 func redact(uri string) string { return spec.Redact(uri) }
-
-// secret returns an option's value, reading env://VAR from the
-// environment; the value never appears in an error.
-func secret(key, v string) (string, error) { return spec.Secret(key, v) }

@@ -139,10 +139,10 @@ func clientConfig(o connectors.Options) (*ClientConfig, error) {
 	if strings.HasPrefix(proto, "SASL") {
 		c.SASLMechanism = o["sasl_mechanism"]
 		var err error
-		if c.SASLUser, err = secret(o, "sasl_username"); err != nil {
+		if c.SASLUser, err = o.Secret("sasl_username"); err != nil {
 			return nil, err
 		}
-		if c.SASLPassword, err = secret(o, "sasl_password"); err != nil {
+		if c.SASLPassword, err = o.Secret("sasl_password"); err != nil {
 			return nil, err
 		}
 		if c.SASLUser == "" {
@@ -168,20 +168,6 @@ func NewClientConfig(opts map[string]string) (*ClientConfig, error) {
 		return nil, err
 	}
 	return clientConfig(vo)
-}
-
-// secret returns an option's value, reading env://VAR from the environment.
-func secret(o connectors.Options, key string) (string, error) {
-	v := o[key]
-	name, ok := strings.CutPrefix(v, "env://")
-	if !ok {
-		return v, nil
-	}
-	val, set := os.LookupEnv(name)
-	if !set || name == "" {
-		return "", &connectors.OptionError{Key: key, Msg: fmt.Sprintf("option '%s': environment variable %s is not set", key, name)}
-	}
-	return val, nil
 }
 
 func tlsConfig(o connectors.Options) (*tls.Config, error) {

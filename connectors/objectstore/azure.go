@@ -39,7 +39,7 @@ func newAzure(o connectors.Options, containerName string) (bucket, error) {
 	if account == "" {
 		account = os.Getenv("AZURE_STORAGE_ACCOUNT")
 	}
-	key, err := secret(o, "azure.secret_key")
+	key, err := o.Secret("azure.secret_key")
 	if err != nil {
 		return nil, err
 	}

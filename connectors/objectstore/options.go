@@ -2,7 +2,6 @@ package objectstore
 
 import (
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -182,19 +181,4 @@ func parseInterval(key, v string) (time.Duration, error) {
 		return d, nil
 	}
 	return 0, bad
-}
-
-// secret returns an option's value, reading env://VAR from the
-// environment; the value never appears in an error.
-func secret(o connectors.Options, key string) (string, error) {
-	v := o[key]
-	name, ok := strings.CutPrefix(v, "env://")
-	if !ok {
-		return v, nil
-	}
-	val, set := os.LookupEnv(name)
-	if !set || name == "" {
-		return "", &connectors.OptionError{Key: key, Msg: fmt.Sprintf("option '%s': environment variable %s is not set", key, name)}
-	}
-	return val, nil
 }

@@ -63,15 +63,15 @@ func newS3(o connectors.Options, bucket string) (bucket, error) {
 		return nil, err
 	}
 	endpoint, host, _ := s3Endpoint(o)
-	ak, err := secret(o, "s3.access_key")
+	ak, err := o.Secret("s3.access_key")
 	if err != nil {
 		return nil, err
 	}
-	sk, err := secret(o, "s3.secret_key")
+	sk, err := o.Secret("s3.secret_key")
 	if err != nil {
 		return nil, err
 	}
-	tok, err := secret(o, "s3.session_token")
+	tok, err := o.Secret("s3.session_token")
 	if err != nil {
 		return nil, err
 	}

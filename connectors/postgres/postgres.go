@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -273,7 +272,7 @@ func checkURL(u string) error {
 // 'url' with its secret resolved; 'password' applies to both.
 func connConfig(o connectors.Options, cs string) (*pgx.ConnConfig, error) {
 	if _, given := o["url"]; given {
-		u, err := secret(o, "url")
+		u, err := o.Secret("url")
 		if err != nil {
 			return nil, err
 		}
@@ -292,7 +291,7 @@ func connConfig(o connectors.Options, cs string) (*pgx.ConnConfig, error) {
 		return nil, &connectors.OptionError{Key: "host", Msg: "the connection options do not make a PostgreSQL connection string"}
 	}
 	if _, given := o["password"]; given {
-		pw, err := secret(o, "password")
+		pw, err := o.Secret("password")
 		if err != nil {
 			return nil, err
 		}
@@ -305,21 +304,6 @@ func connConfig(o connectors.Options, cs string) (*pgx.ConnConfig, error) {
 		cfg.RuntimeParams["application_name"] = "clink"
 	}
 	return cfg, nil
-}
-
-// secret returns an option's value, reading env://VAR from the environment
-// (as the Kafka and ClickHouse connectors do).
-func secret(o connectors.Options, key string) (string, error) {
-	v := o[key]
-	name, ok := strings.CutPrefix(v, "env://")
-	if !ok {
-		return v, nil
-	}
-	val, set := os.LookupEnv(name)
-	if !set || name == "" {
-		return "", &connectors.OptionError{Key: key, Msg: fmt.Sprintf("option '%s': environment variable %s is not set", key, name)}
-	}
-	return val, nil
 }
 
 // connect opens a connection; the error names the server, database and

@@ -3,7 +3,6 @@ package spec
 import (
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -160,20 +159,6 @@ func Redact(uri string) string {
 		return uri
 	}
 	return u.Redacted()
-}
-
-// Secret returns an option's value, reading env://VAR from the
-// environment; the value never appears in an error.
-func Secret(key, v string) (string, error) {
-	name, ok := strings.CutPrefix(v, "env://")
-	if !ok {
-		return v, nil
-	}
-	val, set := os.LookupEnv(name)
-	if !set || name == "" {
-		return "", &connectors.OptionError{Key: key, Msg: fmt.Sprintf("option '%s': environment variable %s is not set", key, name)}
-	}
-	return val, nil
 }
 
 // ParseSize reads a byte size: a number, or one with a unit (KB, MB, GB;
