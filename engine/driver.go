@@ -14,8 +14,12 @@ type task interface {
 	// data receives a batch of input in (owned by the callee).
 	data(in int, b *vector.Batch) error
 	// watermark receives the task's watermark each time it rises: the
-	// minimum over the inputs that have not ended.
+	// minimum over the inputs that have neither ended nor gone idle.
 	watermark(wm int64) error
+	// status receives the task's watermark status each time it changes:
+	// idle once every input that has not ended is idle, active again as
+	// soon as one is not (before anything that input delivers next).
+	status(idle bool) error
 	// barrier receives checkpoint barrier id once every input has
 	// delivered it or ended: every row before the barrier on every input
 	// has been delivered, and no row after it.
@@ -28,8 +32,14 @@ type task interface {
 // in process or behind Flight edges, which write the same channels).
 //
 //   - Data passes as it arrives, tagged with its input.
-//   - The watermark is the minimum over the inputs that have not ended; it
-//     is delivered when it rises, never lowered.
+//   - The watermark is the minimum over the inputs that have not ended
+//     and are not idle (KindIdle .. KindActive; Flink's WatermarkStatus);
+//     it is delivered when it rises, never lowered. While every input
+//     that has not ended is idle the watermark holds and the task is told
+//     it is idle; it is told it is active again before the first message
+//     of an input that speaks again. Only the status messages change an
+//     input's status (as in Flink): a source says it is active before its
+//     rows.
 //   - Barriers are aligned: an input that delivered barrier n is not read
 //     until every other input has delivered n too or ended; then the task
 //     gets n once.
@@ -63,6 +73,8 @@ func (d *driver) run(t task) (ended bool, err error) {
 	}
 	done := make([]bool, n)   // ended
 	closed := make([]bool, n) // closed (ended or not)
+	idle := make([]bool, n)   // watermark status idle
+	outIdle := false          // the status the task was given last
 	waiting := make([]uint64, n)
 	last := MinWatermark
 	stopping := false
@@ -96,16 +108,53 @@ func (d *driver) run(t task) (ended bool, err error) {
 	}
 	rise := func() error {
 		wm := MaxWatermark
+		active, idling := false, false
 		for i, w := range wms {
-			if !done[i] && w < wm {
-				wm = w
+			switch {
+			case done[i]:
+			case idle[i]:
+				idling = true
+			default:
+				active = true
+				wm = min(wm, w)
 			}
 		}
-		if wm <= last || err != nil {
+		// With every input that has not ended idle, the watermark holds.
+		if (idling && !active) || wm <= last || err != nil {
 			return nil
 		}
 		last = wm
 		return t.watermark(wm)
+	}
+	// settle tells the task its status when it changed: idle when every
+	// input that has not ended is idle (and one has not), else active.
+	settle := func() error {
+		all, any := true, false
+		for i := range idle {
+			if !done[i] {
+				any = true
+				all = all && idle[i]
+			}
+		}
+		now := any && all
+		if !any || now == outIdle || err != nil {
+			// (With every input ended the task ends: no status.)
+			return nil
+		}
+		outIdle = now
+		return t.status(now)
+	}
+	// activate makes input i active again: the task hears it (if it was
+	// idle) before anything the input delivers next.
+	activate := func(i int) error {
+		if !idle[i] {
+			return nil
+		}
+		idle[i] = false
+		if err := settle(); err != nil {
+			return err
+		}
+		return rise()
 	}
 	for live > 0 {
 		for i := range rd {
@@ -147,6 +196,17 @@ func (d *driver) run(t task) (ended bool, err error) {
 				wms[i] = m.Watermark
 			}
 			terr = rise()
+		case KindIdle:
+			if !idle[i] {
+				// The watermark may rise without this input; then the
+				// task hears that it is idle, if every input is.
+				idle[i] = true
+				if terr = rise(); terr == nil {
+					terr = settle()
+				}
+			}
+		case KindActive:
+			terr = activate(i)
 		case KindBarrier:
 			if !stopping {
 				waiting[i] = m.Checkpoint
@@ -155,7 +215,10 @@ func (d *driver) run(t task) (ended bool, err error) {
 		case KindEnd:
 			done[i] = true
 			live--
-			if terr = rise(); terr == nil && !stopping {
+			if terr = rise(); terr == nil {
+				terr = settle()
+			}
+			if terr == nil && !stopping {
 				terr = align()
 			}
 		}

@@ -156,6 +156,7 @@ func (s *exchangeSink) broadcast(m Message) error {
 func (s *exchangeSink) watermark(wm int64) error {
 	return s.broadcast(Message{Kind: KindWatermark, Watermark: wm})
 }
+func (s *exchangeSink) status(idle bool) error { return s.broadcast(statusMessage(idle)) }
 func (s *exchangeSink) barrier(id uint64) error {
 	return s.broadcast(Message{Kind: KindBarrier, Checkpoint: id})
 }
@@ -170,7 +171,7 @@ func (s *exchangeSink) Close() error { return nil }
 
 // exchangeSource is downstream subtask j's start: it merges the p
 // upstream channels into one stream. Its watermark is the minimum of the
-// inputs'; a barrier passes once every input delivered it or ended (an
+// inputs' that are not idle (idle while every input is); a barrier passes once every input delivered it or ended (an
 // input that delivered it is not read meanwhile); it ends when every input
 // ended. It keeps no state of its own.
 type exchangeSource struct {
@@ -219,6 +220,8 @@ func (m mergeTask) watermark(wm int64) error {
 	return m.emit(Message{Kind: KindWatermark, Watermark: wm})
 }
 
+func (m mergeTask) status(idle bool) error { return m.emit(statusMessage(idle)) }
+
 func (m mergeTask) barrier(id uint64) error {
 	return m.emit(Message{Kind: KindBarrier, Checkpoint: id})
 }
@@ -233,6 +236,7 @@ type exchangeBinder interface {
 // on (an exchange's upstream end) rather than ending the stream.
 type exchangeOut interface {
 	watermark(wm int64) error
+	status(idle bool) error
 	barrier(id uint64) error
 	end() error
 }

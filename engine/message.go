@@ -23,6 +23,14 @@ const (
 	KindBarrier
 	// KindEnd says the input is exhausted.
 	KindEnd
+	// KindIdle is the input's watermark status turning idle (Flink's
+	// WatermarkStatus.IDLE): it expects no rows for now, and a task
+	// aligning watermarks over several inputs leaves it out of the
+	// minimum until it turns active again. Barriers still pass it.
+	KindIdle
+	// KindActive is the input's watermark status turning active again; it
+	// comes before the rows that end the idleness.
+	KindActive
 )
 
 func (k Kind) String() string {
@@ -35,6 +43,10 @@ func (k Kind) String() string {
 		return "barrier"
 	case KindEnd:
 		return "end"
+	case KindIdle:
+		return "idle"
+	case KindActive:
+		return "active"
 	}
 	return "unknown"
 }
@@ -45,8 +57,9 @@ const MaxWatermark = int64(math.MaxInt64)
 // MinWatermark is the watermark before any row has been seen.
 const MinWatermark = int64(math.MinInt64)
 
-// Message is the one envelope on every channel: data, watermark, barrier and
-// end of input travel in order with each other.
+// Message is the one envelope on every channel: data, watermark, watermark
+// status (idle, active), barrier and end of input travel in order with each
+// other.
 type Message struct {
 	Kind       Kind
 	Batch      *vector.Batch

@@ -163,6 +163,15 @@ func (s *sinkOutput) Emit(b *vector.Batch) error {
 	return s.sink.Write(b)
 }
 
+// emitStatus passes the watermark status on to an exchange's downstream
+// subtasks; any other sink has no use for it.
+func (s *sinkOutput) emitStatus(idle bool) error {
+	if x, ok := s.sink.(exchangeOut); ok {
+		return x.status(idle)
+	}
+	return nil
+}
+
 func (s *sinkOutput) EmitWatermark(wm int64) error {
 	if wm <= s.stats.Watermark {
 		return nil

@@ -514,6 +514,35 @@ func (c *chanOutput) EmitBarrier(id uint64) error {
 	return c.r.send(c.ch, Message{Kind: KindBarrier, Checkpoint: id})
 }
 
+func (c *chanOutput) emitStatus(idle bool) error {
+	return c.r.send(c.ch, statusMessage(idle))
+}
+
+// statusOutput is implemented by the ends of a chain that carry the
+// watermark status on: a node's channel to its parent, an exchange's
+// upstream end. Operators do not see the status; it passes around them to
+// the chain's end, after everything they emitted before it (a chain runs
+// in one goroutine).
+type statusOutput interface {
+	emitStatus(idle bool) error
+}
+
+// emitStatus hands the watermark status to the end of a chain, if it
+// carries it on (a sink that is not an exchange has no use for it).
+func emitStatus(tail Output, idle bool) error {
+	if s, ok := tail.(statusOutput); ok {
+		return s.emitStatus(idle)
+	}
+	return nil
+}
+
+func statusMessage(idle bool) Message {
+	if idle {
+		return Message{Kind: KindIdle}
+	}
+	return Message{Kind: KindActive}
+}
+
 // finishNode marks a node's operators finished after its input ended.
 func (r *runner) finishNode(n *Node) error {
 	if r.ck == nil {
@@ -543,12 +572,12 @@ func (r *runner) runNode(n *Node, next Output) (bool, error) {
 		if r.ck != nil {
 			comp = r.ck.nodes[n].source
 		}
-		ended, err = r.consume(nr, r.sourceInput(n.Source, comp), head, nr.head0)
+		ended, err = r.consume(nr, r.sourceInput(n.Source, comp), head, nr.head0, next)
 	} else {
 		if len(n.Inputs) != 2 {
 			return false, fmt.Errorf("binary operator with %d inputs", len(n.Inputs))
 		}
-		ended, err = r.consumeTwo(nr, [2]<-chan Message{r.startNode(n.Inputs[0]), r.startNode(n.Inputs[1])}, head, nr.head0)
+		ended, err = r.consumeTwo(nr, [2]<-chan Message{r.startNode(n.Inputs[0]), r.startNode(n.Inputs[1])}, head, nr.head0, next)
 	}
 	if err != nil {
 		r.fail(err)
@@ -570,16 +599,19 @@ func (r *runner) runNode(n *Node, next Output) (bool, error) {
 }
 
 // consume drives a chain from one input channel (a source's).
-func (r *runner) consume(nr *nodeRun, in <-chan Message, st *OpStats, head Output) (bool, error) {
+// tail is the chain's end (its parent's channel or the sink).
+func (r *runner) consume(nr *nodeRun, in <-chan Message, st *OpStats, head, tail Output) (bool, error) {
 	d := &driver{in: []<-chan Message{in}, drain: true, fail: r.cancel, tick: r.ticker(nr)}
-	return d.run(&chainTask{st: st, head: head})
+	return d.run(&chainTask{st: st, head: head, tail: tail})
 }
 
 // chainTask is a node's chain behind one input.
 type chainTask struct {
-	st   *OpStats
-	head Output
+	st         *OpStats
+	head, tail Output
 }
+
+func (c *chainTask) status(idle bool) error { return emitStatus(c.tail, idle) }
 
 func (c *chainTask) data(_ int, b *vector.Batch) error {
 	c.st.RowsOut += int64(b.Len())
@@ -598,18 +630,20 @@ func (c *chainTask) barrier(id uint64) error { return c.head.EmitBarrier(id) }
 // consumeTwo drives a binary operator from two input channels (see
 // driver: its watermark is the minimum of the inputs', barriers are
 // aligned).
-func (r *runner) consumeTwo(nr *nodeRun, in [2]<-chan Message, st *OpStats, head Output) (bool, error) {
+func (r *runner) consumeTwo(nr *nodeRun, in [2]<-chan Message, st *OpStats, head, tail Output) (bool, error) {
 	d := &driver{in: in[:], drain: true, fail: r.cancel, tick: r.ticker(nr)}
-	return d.run(&binaryTask{r: r, n: nr.node, st: st, out: &counter{stats: st, next: head}, head: head})
+	return d.run(&binaryTask{r: r, n: nr.node, st: st, out: &counter{stats: st, next: head}, head: head, tail: tail})
 }
 
 // binaryTask is a binary operator (a join, a union) and the chain behind it.
 type binaryTask struct {
-	r         *runner
-	n         *Node
-	st        *OpStats
-	out, head Output
+	r               *runner
+	n               *Node
+	st              *OpStats
+	out, head, tail Output
 }
+
+func (t *binaryTask) status(idle bool) error { return emitStatus(t.tail, idle) }
 
 func (t *binaryTask) data(side int, b *vector.Batch) error {
 	t.st.RowsIn += int64(b.Len())

@@ -32,6 +32,8 @@ import (
 //	data:      a flags byte (flagRowWatermark, flagKinds)
 //	watermark: the watermark, 8 bytes big-endian
 //	barrier:   the checkpoint id, 8 bytes big-endian
+//	idle:      nothing (watermark status)
+//	active:    nothing (watermark status)
 //	end:       nothing
 //
 // A data message's record carries two trailing columns besides the rows':
@@ -42,6 +44,8 @@ const (
 	metaWatermark = 'w'
 	metaBarrier   = 'b'
 	metaEnd       = 'e'
+	metaIdle      = 'i' // watermark status idle
+	metaActive    = 'a' // watermark status active
 	metaHello     = 'h' // first message: carries the descriptor
 
 	flagRowWatermark = 1
@@ -124,6 +128,10 @@ func Send(ctx context.Context, cl flight.Client, key EdgeKey, c <-chan engine.Me
 			meta[0] = metaBarrier
 			binary.BigEndian.PutUint64(meta[1:], m.Checkpoint)
 			err = stream.Send(&flight.FlightData{AppMetadata: append([]byte(nil), meta...)})
+		case engine.KindIdle:
+			err = stream.Send(&flight.FlightData{AppMetadata: []byte{metaIdle}})
+		case engine.KindActive:
+			err = stream.Send(&flight.FlightData{AppMetadata: []byte{metaActive}})
 		case engine.KindEnd:
 			if err := stream.Send(&flight.FlightData{AppMetadata: []byte{metaEnd}}); err != nil {
 				return fmt.Errorf("shuffle %s: %w", key, sendErr(stream, err))
@@ -331,6 +339,10 @@ func (c *controlReader) Recv() (*flight.FlightData, error) {
 			c.deliver(engine.Message{Kind: engine.KindWatermark, Watermark: int64(binary.BigEndian.Uint64(md[1:]))})
 		case md[0] == metaBarrier && len(md) == 9:
 			c.deliver(engine.Message{Kind: engine.KindBarrier, Checkpoint: binary.BigEndian.Uint64(md[1:])})
+		case md[0] == metaIdle && len(md) == 1:
+			c.deliver(engine.Message{Kind: engine.KindIdle})
+		case md[0] == metaActive && len(md) == 1:
+			c.deliver(engine.Message{Kind: engine.KindActive})
 		case md[0] == metaEnd:
 			c.deliver(engine.Message{Kind: engine.KindEnd})
 			return nil, io.EOF

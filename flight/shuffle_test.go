@@ -30,7 +30,8 @@ func testBatch(mem memory.Allocator, from, n int) *vector.Batch {
 }
 
 // TestShuffleStream: rows (with a selection, per-row watermarks and
-// changelog kinds), watermarks, barriers and end of input arrive in order
+// changelog kinds), watermarks, watermark status, barriers and end of
+// input arrive in order
 // and intact over a Flight stream.
 func TestShuffleStream(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
@@ -60,7 +61,9 @@ func TestShuffleStream(t *testing.T) {
 	sent = append(sent,
 		engine.Message{Kind: engine.KindWatermark, Watermark: -5},
 		engine.Message{Kind: engine.KindData, Batch: b1},
+		engine.Message{Kind: engine.KindIdle},
 		engine.Message{Kind: engine.KindBarrier, Checkpoint: 3},
+		engine.Message{Kind: engine.KindActive},
 		engine.Message{Kind: engine.KindData, Batch: testBatch(mem, 100, 3)},
 		engine.Message{Kind: engine.KindWatermark, Watermark: 1 << 40},
 		engine.Message{Kind: engine.KindEnd})
@@ -95,6 +98,8 @@ func TestShuffleStream(t *testing.T) {
 			got = append(got, fmt.Sprintf("barrier %d", m.Checkpoint))
 		case engine.KindEnd:
 			got = append(got, "end")
+		case engine.KindIdle, engine.KindActive:
+			got = append(got, m.Kind.String())
 		}
 		if m.Kind == engine.KindEnd {
 			break
@@ -106,7 +111,9 @@ func TestShuffleStream(t *testing.T) {
 	want := []string{
 		"watermark -5",
 		"data 4 rows: key-1/1@10-D key-3/3@30+U key-4/4@40+I key-9/9@90+I",
+		"idle",
 		"barrier 3",
+		"active",
 		"data 3 rows: key-100/(null) key-101/101 key-102/102",
 		"watermark 1099511627776",
 		"end",
