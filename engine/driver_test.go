@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -163,4 +166,136 @@ func TestDriverBarrierAlignsWithIdleInput(t *testing.T) {
 		endAt(0), endAt(1), endAt(2),
 	})
 	checkEvents(t, got, []string{"data 2", "barrier 1", "wm 5", "wm 7", "idle", "wm 9223372036854775807"})
+}
+
+// idleScript is one source subtask of TestIdleSubtaskDoesNotHoldExchange:
+// with idle set it says so at once and speaks only after resume is
+// closed; otherwise it sends rows and watermarks up to 200, then waits.
+type idleScript struct {
+	idle   bool
+	resume <-chan struct{}
+}
+
+func (s *idleScript) Run(ctx context.Context, emit func(Message) error) error {
+	send := func(ms ...Message) error {
+		for _, m := range ms {
+			if m.Kind == KindData {
+				m.Batch = oneRow(memory.DefaultAllocator)
+			}
+			if err := emit(m); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if s.idle {
+		if err := send(Message{Kind: KindIdle}); err != nil {
+			return err
+		}
+		select {
+		case <-s.resume:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return send(Message{Kind: KindActive}, Message{Kind: KindData}, Message{Kind: KindWatermark, Watermark: 300})
+	}
+	if err := send(Message{Kind: KindData}, Message{Kind: KindWatermark, Watermark: 100},
+		Message{Kind: KindData}, Message{Kind: KindWatermark, Watermark: 200}); err != nil {
+		return err
+	}
+	select {
+	case <-s.resume:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
+}
+
+// wmSpy is a keyed operator that records its watermarks and reports when
+// it reaches 200.
+type wmSpy struct {
+	mu      sync.Mutex
+	wms     []int64
+	rows    int
+	reached func()
+}
+
+func (w *wmSpy) KeyColumns() []int { return []int{0} }
+func (w *wmSpy) Stateless()        {}
+func (w *wmSpy) Process(b *vector.Batch, out Output) error {
+	w.mu.Lock()
+	w.rows += b.Len()
+	w.mu.Unlock()
+	return out.Emit(b)
+}
+func (w *wmSpy) OnWatermark(wm int64, out Output) error {
+	w.mu.Lock()
+	w.wms = append(w.wms, wm)
+	w.mu.Unlock()
+	if wm >= 200 {
+		w.reached()
+	}
+	return out.EmitWatermark(wm)
+}
+
+// TestIdleSubtaskDoesNotHoldExchange: at parallelism 3, a source subtask
+// that is idle from the start does not hold back the watermark of the
+// keyed subtasks behind the exchange; when it speaks again its rows are
+// counted and the watermark goes on from where it was.
+func TestIdleSubtaskDoesNotHoldExchange(t *testing.T) {
+	const p = 3
+	resume := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(p)
+	spies := make([]*wmSpy, p)
+	copies := make([]*Pipeline, p)
+	sinks := make([]*countSink, p)
+	for i := range copies {
+		var once sync.Once
+		spies[i] = &wmSpy{reached: func() { once.Do(wg.Done) }}
+		sinks[i] = &countSink{}
+		copies[i] = &Pipeline{Source: &idleScript{idle: i == 2, resume: resume},
+			Ops: []Operator{spies[i]}, Names: []string{"spy"}, Sink: sinks[i]}
+	}
+	pipes, err := Parallelize(copies, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reached := make(chan struct{})
+	go func() { wg.Wait(); close(reached) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { _, err := RunJob(ctx, pipes, nil); errc <- err }()
+	select {
+	case <-reached:
+	case <-time.After(10 * time.Second):
+		for i, s := range spies {
+			s.mu.Lock()
+			t.Errorf("keyed subtask %d: watermarks %v", i, s.wms)
+			s.mu.Unlock()
+		}
+		cancel()
+		<-errc
+		t.Fatal("the idle source subtask held the watermark back")
+	}
+	close(resume)
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	rows := 0
+	for i, s := range spies {
+		rows += s.rows
+		if !slices.IsSorted(s.wms) || len(s.wms) == 0 || s.wms[len(s.wms)-1] != MaxWatermark {
+			t.Errorf("keyed subtask %d: watermarks %v", i, s.wms)
+		}
+		for _, wm := range s.wms {
+			if wm < MaxWatermark && wm > 200 && wm != 300 {
+				t.Errorf("keyed subtask %d: watermark %d from nowhere: %v", i, wm, s.wms)
+			}
+		}
+	}
+	if rows != 5 {
+		t.Errorf("keyed subtasks saw %d rows, want 5", rows)
+	}
 }
