@@ -17,13 +17,17 @@ type Meta struct {
 	// Job names the job, for people.
 	Job string
 	// Fingerprint identifies the plan the state belongs to (opaque to this
-	// package); restore compares it with the plan being started.
+	// package), for people; a restore compares it with the plan being
+	// started only when the manifest lists no Operators.
 	Fingerprint string
 	// Properties are free-form strings kept with the checkpoint.
 	Properties map[string]string
 	// Parts are parts other processes wrote into the checkpoint's
 	// directory (Store.Join), listed in the manifest with this Writer's.
 	Parts []PartInfo
+	// Operators are the job's stateful operators with their state
+	// signatures: a restore matches them with the new job's (Compare).
+	Operators []OperatorInfo
 }
 
 // Manifest is the content of _metadata.json (docs/state-format.md).
@@ -36,6 +40,9 @@ type Manifest struct {
 	MaxParallelism int               `json:"max_parallelism"`
 	Properties     map[string]string `json:"properties,omitempty"`
 	Parts          []PartInfo        `json:"parts"`
+	// Operators is absent in checkpoints of earlier builds, which a
+	// restore then matches by Fingerprint.
+	Operators []OperatorInfo `json:"operators,omitempty"`
 }
 
 // PartInfo describes one part file in the manifest.
@@ -106,6 +113,16 @@ func (m *Manifest) check(id uint64) error {
 		if b, err := hex.DecodeString(p.SHA256); err != nil || len(b) != 32 || hex.EncodeToString(b) != p.SHA256 {
 			return fmt.Errorf("parts[%d]: sha256 %q is not 64 lowercase hex digits", i, p.SHA256)
 		}
+	}
+	ops := make(map[string]bool, len(m.Operators))
+	for i, o := range m.Operators {
+		if err := checkOperatorName(o.Operator); err != nil {
+			return fmt.Errorf("operators[%d]: %w", i, err)
+		}
+		if ops[o.Operator] {
+			return fmt.Errorf("operators[%d]: %s listed twice", i, o.Operator)
+		}
+		ops[o.Operator] = true
 	}
 	return nil
 }

@@ -387,6 +387,7 @@ func (w *Writer) Commit(meta Meta) error {
 		MaxParallelism: w.store.opts.MaxParallelism,
 		Properties:     meta.Properties,
 		Parts:          make([]PartInfo, 0, len(w.parts)),
+		Operators:      meta.Operators,
 	}
 	for _, p := range w.parts {
 		if p.err != nil {

@@ -154,9 +154,14 @@ type CheckpointConfig struct {
 	Interval time.Duration
 	// Retain is how many completed checkpoints to keep (default 3).
 	Retain int
-	// Job and Fingerprint go into each manifest; a restore refuses a
-	// checkpoint whose fingerprint differs.
+	// Job and Fingerprint go into each manifest, for people. A restore
+	// matches the manifest's operators with the job's by name and state
+	// signature (checkpoint.Compare); only a checkpoint of an earlier
+	// build, which lists no operators, must have this fingerprint.
 	Job, Fingerprint string
+	// AllowNonRestoredState lets a restore drop the state of operators
+	// the job no longer has (Flink's --allowNonRestoredState).
+	AllowNonRestoredState bool
 	// Restore, when set, is the checkpoint the job resumes from.
 	Restore *checkpoint.Checkpoint
 	// MaxParallelism is the number of key groups (the store's).
@@ -208,6 +213,8 @@ type component struct {
 	barriers *Barriers
 	sink     TwoPhaseSink
 	finished bool
+	// sig is the state signature the manifest records for the operator.
+	sig checkpoint.Signature
 }
 
 // nodeComps are the components of one node.
@@ -295,13 +302,13 @@ func newCheckpointer(cfg CheckpointConfig, pipes []*Pipeline) (*checkpointer, er
 	ck := &checkpointer{cfg: cfg, nodes: map[*Node]*nodeComps{}, complete: make(chan uint64, 4)}
 	used := map[[2]any]int{} // (name, subtask): subtasks of one operator share its name
 	subtask := 0
-	newComp := func(display string, st Stateful) *component {
+	newComp := func(display string, st Stateful, sig checkpoint.Signature) *component {
 		name := stateName(display)
 		used[[2]any{name, subtask}]++
 		if n := used[[2]any{name, subtask}]; n > 1 {
 			name = fmt.Sprintf("%s_%d", name, n)
 		}
-		c := &component{name: name, subtask: subtask, st: st}
+		c := &component{name: name, subtask: subtask, st: st, sig: sig}
 		ck.comps = append(ck.comps, c)
 		return c
 	}
@@ -318,20 +325,17 @@ func newCheckpointer(cfg CheckpointConfig, pipes []*Pipeline) (*checkpointer, er
 			if c := sources[src]; c != nil {
 				nc.source = c // one table read by several nodes: one source
 			} else {
-				nc.source = newComp(sourceName(n), src)
+				nc.source = newComp(sourceName(n), src, n.SourceSig)
 				nc.source.src = src
 				nc.source.barriers = NewBarriers()
 				sources[src] = nc.source
 			}
 		}
 		if n.Binary != nil {
-			name := strings.ToLower(strings.TrimPrefix(fmt.Sprintf("%T", n.Binary), "*op."))
-			if len(n.Names) > len(n.Ops) {
-				name = n.Names[len(n.Ops)]
-			}
+			name := binaryName(n)
 			switch b := n.Binary.(type) {
 			case Stateful:
-				nc.head = newComp(name, b)
+				nc.head = newComp(name, b, n.BinarySig)
 			case Stateless:
 			default:
 				return fmt.Errorf("checkpoints are not supported for operator %s yet", name)
@@ -345,7 +349,7 @@ func newCheckpointer(cfg CheckpointConfig, pipes []*Pipeline) (*checkpointer, er
 			var c *component
 			switch s := o.(type) {
 			case Stateful:
-				c = newComp(name, s)
+				c = newComp(name, s, n.sigOf(i))
 			case Stateless:
 			default:
 				return fmt.Errorf("checkpoints are not supported for operator %s yet", name)
@@ -367,10 +371,10 @@ func newCheckpointer(cfg CheckpointConfig, pipes []*Pipeline) (*checkpointer, er
 		var c *component
 		switch s := p.Sink.(type) {
 		case TwoPhaseSink:
-			c = newComp("sink_"+p.SinkName, s)
+			c = newComp("sink_"+p.SinkName, s, p.SinkSig)
 			c.sink = s
 		case Stateful:
-			c = newComp("sink_"+p.SinkName, s)
+			c = newComp("sink_"+p.SinkName, s, p.SinkSig)
 		default:
 			c = &component{name: "sink_" + p.SinkName, subtask: subtask} // no state: acknowledges only
 		}
@@ -378,6 +382,15 @@ func newCheckpointer(cfg CheckpointConfig, pipes []*Pipeline) (*checkpointer, er
 		ck.par = max(ck.par, p.Parallelism, 1)
 	}
 	return ck, nil
+}
+
+// binaryName is the name of n's binary operator: its entry after the
+// chain's in Names, else its type's.
+func binaryName(n *Node) string {
+	if len(n.Names) > len(n.Ops) {
+		return n.Names[len(n.Ops)]
+	}
+	return strings.ToLower(strings.TrimPrefix(fmt.Sprintf("%T", n.Binary), "*op."))
 }
 
 func sourceName(n *Node) string {
@@ -401,24 +414,16 @@ func (ck *checkpointer) restore() error {
 		return nil
 	}
 	m := cp.Manifest
-	if m.Fingerprint != ck.cfg.Fingerprint {
-		return fmt.Errorf("checkpoint %d was taken by a different job (plan fingerprint %s, this job's is %s); start with --fresh, or give the SQL that wrote it", m.CheckpointID, m.Fingerprint, ck.cfg.Fingerprint)
-	}
 	if m.MaxParallelism != ck.cfg.MaxParallelism {
 		return fmt.Errorf("checkpoint %d has max_parallelism %d, this job %d", m.CheckpointID, m.MaxParallelism, ck.cfg.MaxParallelism)
 	}
-	known := map[string]bool{}
 	all := append(append([]*component{}, ck.comps...), ck.sinks...)
-	for _, c := range all {
-		known[c.name] = true
-	}
-	for _, p := range m.Parts {
-		if !known[p.Operator] {
-			return fmt.Errorf("checkpoint %d holds state of operator %s, which this job does not have", m.CheckpointID, p.Operator)
-		}
+	restored, err := ck.match(m)
+	if err != nil {
+		return err
 	}
 	for _, c := range all {
-		if c.st == nil {
+		if c.st == nil || restored != nil && !restored[c.name] {
 			continue
 		}
 		r := &Restore{ID: m.CheckpointID, MaxParallelism: m.MaxParallelism, Parallelism: ck.par, Subtask: c.subtask}
@@ -439,6 +444,63 @@ func (ck *checkpointer) restore() error {
 	}
 	ck.last = m.CheckpointID
 	return nil
+}
+
+// match decides which operators restore their state from checkpoint m:
+// those the manifest lists with the same state signature
+// (checkpoint.Compare; new ones start fresh, incompatible ones and, unless
+// AllowNonRestoredState, dropped ones refuse the restore). A manifest of
+// an earlier build lists no operators: then the plan's fingerprint must
+// match and every operator restores (nil).
+func (ck *checkpointer) match(m *checkpoint.Manifest) (map[string]bool, error) {
+	if m.Operators == nil {
+		if m.Fingerprint != ck.cfg.Fingerprint {
+			return nil, fmt.Errorf("checkpoint %d was taken by a different job (plan fingerprint %s, this job's is %s); start with --fresh, or give the SQL that wrote it", m.CheckpointID, m.Fingerprint, ck.cfg.Fingerprint)
+		}
+		known := map[string]bool{}
+		for _, o := range ck.operators() {
+			known[o.Operator] = true
+		}
+		for _, p := range m.Parts {
+			if !known[p.Operator] {
+				return nil, fmt.Errorf("checkpoint %d holds state of operator %s, which this job does not have", m.CheckpointID, p.Operator)
+			}
+		}
+		return nil, nil
+	}
+	ms := checkpoint.Compare(m.Operators, ck.operators(), ck.cfg.AllowNonRestoredState)
+	if err := checkpoint.Refusal(m.CheckpointID, ms); err != nil {
+		return nil, err
+	}
+	restored := map[string]bool{}
+	var others []string
+	for _, x := range ms {
+		if x.Match == checkpoint.Restored {
+			restored[x.Operator] = true
+		} else {
+			others = append(others, x.Operator+" "+x.Match.String())
+		}
+	}
+	if len(others) > 0 && ck.cfg.Logf != nil {
+		ck.cfg.Logf("checkpoint %d: %d operators restored; %s", m.CheckpointID, len(restored), strings.Join(others, ", "))
+	}
+	return restored, nil
+}
+
+// operators lists the job's operators with state, once per name (every
+// subtask of one has its name), with their signatures: the manifest's
+// operators.
+func (ck *checkpointer) operators() []checkpoint.OperatorInfo {
+	var out []checkpoint.OperatorInfo
+	seen := map[string]bool{}
+	for _, c := range append(append([]*component{}, ck.comps...), ck.sinks...) {
+		if c.st == nil || seen[c.name] {
+			continue
+		}
+		seen[c.name] = true
+		out = append(out, checkpoint.OperatorInfo{Operator: c.name, Signature: c.sig})
+	}
+	return out
 }
 
 // trigger starts checkpoint id: it snapshots the finished components at
@@ -609,7 +671,7 @@ func (ck *checkpointer) completeCP(id uint64) error {
 		}
 		return cl.Ack(id, parts)
 	}
-	err := p.w.Commit(checkpoint.Meta{Job: ck.cfg.Job, Fingerprint: ck.cfg.Fingerprint})
+	err := p.w.Commit(checkpoint.Meta{Job: ck.cfg.Job, Fingerprint: ck.cfg.Fingerprint, Operators: ck.operators()})
 	if err != nil {
 		return err
 	}
@@ -752,4 +814,59 @@ func (ck *checkpointer) final() error {
 	default:
 		return fmt.Errorf("final checkpoint: incomplete although the job finished")
 	}
+}
+
+// StateOperators lists the operators with state of a job as its
+// checkpoints' manifests do, from pipelines that planner.Validate built
+// (no source or sink opened, one subtask): `clink savepoint-check`
+// compares them with a checkpoint's. Names are given as newCheckpointer
+// gives them. A sink is listed whether or not it keeps state, which only
+// the opened sink knows (a two-phase one does).
+func StateOperators(pipes []*Pipeline) []checkpoint.OperatorInfo {
+	var out []checkpoint.OperatorInfo
+	used := map[string]int{}
+	add := func(display string, sig checkpoint.Signature) {
+		name := stateName(display)
+		used[name]++
+		if n := used[name]; n > 1 {
+			name = fmt.Sprintf("%s_%d", name, n)
+		}
+		out = append(out, checkpoint.OperatorInfo{Operator: name, Signature: sig})
+	}
+	for pi, p := range pipes {
+		// A table read twice by one root is one source (the planner's
+		// reads); unopened, it is known by its name.
+		sources := map[any]bool{}
+		var visit func(n *Node)
+		visit = func(n *Node) {
+			if n.Binary == nil && len(n.Inputs) == 0 {
+				var key any = [2]any{pi, n.SourceName}
+				if n.Source != nil {
+					key = n.Source
+				}
+				if !sources[key] {
+					sources[key] = true
+					add(sourceName(n), n.SourceSig)
+				}
+			}
+			if _, ok := n.Binary.(Stateful); ok {
+				add(binaryName(n), n.BinarySig)
+			}
+			for i, o := range n.Ops {
+				if _, ok := o.(Stateful); ok {
+					name := fmt.Sprintf("op%d", i+1)
+					if i < len(n.Names) {
+						name = n.Names[i]
+					}
+					add(name, n.sigOf(i))
+				}
+			}
+			for _, in := range n.Inputs {
+				visit(in)
+			}
+		}
+		visit(p.root())
+		add("sink_"+p.SinkName, p.SinkSig)
+	}
+	return out
 }

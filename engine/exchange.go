@@ -319,9 +319,10 @@ func Parallelize(copies []*Pipeline, maxPar, depth int) ([]*Pipeline, error) {
 		root := c.root()
 		up := &Pipeline{
 			Name:         c.Name,
-			Root:         &Node{Source: root.Source, SourceName: root.SourceName, Ops: root.Ops[:cut], Names: namesUpTo(root.Names, cut)},
+			Root:         &Node{Source: root.Source, SourceName: root.SourceName, SourceSig: root.SourceSig, Ops: root.Ops[:cut], Names: namesUpTo(root.Names, cut), Sigs: namesUpTo(root.Sigs, cut)},
 			Sink:         &exchangeSink{x: x, i: i, mem: memory.DefaultAllocator},
 			SinkName:     "exchange",
+			SinkSig:      checkpoint.Signature{"kind": "sink", "table": "exchange"},
 			ChannelDepth: c.ChannelDepth,
 			Subtask:      i, Parallelism: p,
 		}
@@ -334,9 +335,10 @@ func Parallelize(copies []*Pipeline, maxPar, depth int) ([]*Pipeline, error) {
 		root := c.root()
 		down := &Pipeline{
 			Name:         c.Name,
-			Root:         &Node{Source: &exchangeSource{x: x, j: j}, SourceName: "exchange", Ops: root.Ops[cut:], Names: namesFrom(root.Names, cut)},
+			Root:         &Node{Source: &exchangeSource{x: x, j: j}, SourceName: "exchange", SourceSig: checkpoint.Signature{"kind": "source", "table": "exchange"}, Ops: root.Ops[cut:], Names: namesFrom(root.Names, cut), Sigs: namesFrom(root.Sigs, cut)},
 			Sink:         c.Sink,
 			SinkName:     c.SinkName,
+			SinkSig:      c.SinkSig,
 			ChannelDepth: c.ChannelDepth,
 			Subtask:      j, Parallelism: p,
 		}
@@ -389,14 +391,14 @@ func Edges(pipes []*Pipeline) []Edge {
 	return out
 }
 
-func namesUpTo(names []string, k int) []string {
+func namesUpTo[T any](names []T, k int) []T {
 	if k > len(names) {
 		k = len(names)
 	}
 	return names[:k]
 }
 
-func namesFrom(names []string, k int) []string {
+func namesFrom[T any](names []T, k int) []T {
 	if k > len(names) {
 		return nil
 	}

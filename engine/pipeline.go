@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/clink-dev/clink/checkpoint"
 	"github.com/clink-dev/clink/vector"
 )
 
@@ -18,6 +19,9 @@ type Pipeline struct {
 	Sink   Sink
 	// SinkName names the sink table (state part names, guarantees).
 	SinkName string
+	// SinkSig is the sink's state signature (checkpoint.Signature): what
+	// a restore compares with the checkpoint's.
+	SinkSig checkpoint.Signature
 	// Subtask and Parallelism place the pipeline in a parallel job
 	// (Parallelize sets them; 0 and 0 mean a job of one subtask).
 	Subtask, Parallelism int
@@ -37,6 +41,20 @@ type Node struct {
 	Names  []string
 	// SourceName names the source table (state part names).
 	SourceName string
+	// State signatures (what shapes the state, checkpoint.Signature) of
+	// the source, the binary operator and each stateful operator of Ops
+	// (Sigs is parallel to Ops; nil for a stateless one). A restore
+	// matches them with the checkpoint's, operator by operator.
+	SourceSig, BinarySig checkpoint.Signature
+	Sigs                 []checkpoint.Signature
+}
+
+// sigOf is the signature of Ops[i].
+func (n *Node) sigOf(i int) checkpoint.Signature {
+	if i < len(n.Sigs) {
+		return n.Sigs[i]
+	}
+	return nil
 }
 
 // OpStats are one operator's counters after (or during) a run.

@@ -23,6 +23,9 @@ type checkpointFlags struct {
 	fresh    bool
 	retain   int
 	job      string
+	// allowNonRestored drops the state of operators the job no longer
+	// has (Flink's --allowNonRestoredState).
+	allowNonRestored bool
 }
 
 func (c *checkpointFlags) register(fs *flag.FlagSet) {
@@ -38,6 +41,7 @@ func (c *checkpointFlags) register(fs *flag.FlagSet) {
 	fs.Uint64Var(&c.from, "from-checkpoint", 0, "resume from this checkpoint id instead of the newest")
 	fs.BoolVar(&c.fresh, "fresh", false, "start from the beginning even if the checkpoint directory holds checkpoints")
 	fs.IntVar(&c.retain, "checkpoints-retained", 3, "completed checkpoints to keep")
+	fs.BoolVar(&c.allowNonRestored, "allow-non-restored-state", false, "restore a checkpoint that holds state of operators this job no longer has, dropping that state")
 }
 
 // jobName is the script's or plan file's base name, or for -e SQL the
@@ -77,8 +81,8 @@ func (c *checkpointFlags) applySettings(settings map[string]string, set map[stri
 // checkpoint directory. It picks the checkpoint to resume from and says so.
 func (c *checkpointFlags) config(plan *pb.Plan, stderr io.Writer) (*engine.CheckpointConfig, error) {
 	if c.dir == "" {
-		if c.from != 0 || c.fresh || c.interval != 0 {
-			return nil, fmt.Errorf("--from-checkpoint, --fresh and --checkpoint-interval-ms need --checkpoint-dir")
+		if c.from != 0 || c.fresh || c.interval != 0 || c.allowNonRestored {
+			return nil, fmt.Errorf("--from-checkpoint, --fresh, --checkpoint-interval-ms and --allow-non-restored-state need --checkpoint-dir")
 		}
 		return nil, nil
 	}
@@ -96,7 +100,7 @@ func (c *checkpointFlags) config(plan *pb.Plan, stderr io.Writer) (*engine.Check
 	if err != nil {
 		return nil, err
 	}
-	cfg := &engine.CheckpointConfig{Store: store, Interval: c.interval, Retain: c.retain, Job: c.job, Fingerprint: fp}
+	cfg := &engine.CheckpointConfig{Store: store, Interval: c.interval, Retain: c.retain, Job: c.job, Fingerprint: fp, AllowNonRestoredState: c.allowNonRestored}
 	if cfg.Interval == 0 {
 		cfg.Interval = time.Second
 	}

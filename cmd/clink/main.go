@@ -30,6 +30,9 @@ usage:
   clink state-query CHECKPOINT --sql "SELECT ... FROM state"
                                     (CHECKPOINT: a chk-<id> directory, or
                                     --checkpoint-dir DIR [--id N])
+  clink savepoint-check (--savepoint PATH | --checkpoint-dir DIR [--id N]) FILE.sql
+                                    would FILE.sql restore it? per operator:
+                                    restored, new, dropped or incompatible
   clink --version
 
 Run 'clink <command> -h' for a command's flags.
@@ -106,6 +109,8 @@ func run(args []string) int {
 		return cmdStateDiff(args[1:])
 	case "state-query":
 		return cmdStateQuery(args[1:])
+	case "savepoint-check":
+		return cmdSavepointCheck(args[1:])
 	}
 	fmt.Fprintf(os.Stderr, "clink: unknown command %q\n\n%s", args[0], usage)
 	return 2

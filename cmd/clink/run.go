@@ -267,7 +267,7 @@ func cmdExplain(args []string) int {
 // submit sends the plan to a Coordinator and prints the job id and its
 // guarantee.
 func submit(ctx context.Context, addr string, plan *pb.Plan, name string, set map[string]bool, parallelism int, cko *checkpointFlags) int {
-	for _, f := range []string{"batch-size", "linger", "cpuprofile"} {
+	for _, f := range []string{"batch-size", "linger", "cpuprofile", "allow-non-restored-state"} {
 		if set[f] {
 			fmt.Fprintf(os.Stderr, "error: --%s is not supported with --coordinator\n", f)
 			return 2

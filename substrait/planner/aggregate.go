@@ -155,6 +155,14 @@ func (b *builder) aggregate(a *pb.AggregateRel) (*chain, error) {
 			return nil, err
 		}
 		c.add("group_aggregate", ga, ga.OutputSchema())
+		sig := b.opSig("group_aggregate")
+		sig["group key"] = colList(cfg.Input, cfg.Keys)
+		sig["aggregates"] = aggList(cfg.Input, cfg.Aggs)
+		sig["input"] = "insert-only"
+		if retract {
+			sig["input"] = "changelog"
+		}
+		c.sign(sig)
 		// Without aggregates (SELECT DISTINCT) a group of an insert-only
 		// input never changes after its first row: the output is
 		// insert-only. Over a changelog a group can be deleted.
@@ -169,6 +177,11 @@ func (b *builder) aggregate(a *pb.AggregateRel) (*chain, error) {
 		return nil, err
 	}
 	c.add("window_aggregate", wa, wa.OutputSchema())
+	sig := b.opSig("window_aggregate")
+	sig["group key"] = colList(cfg.Input, cfg.Keys)
+	sig["window"] = windowString(cfg.Window)
+	sig["aggregates"] = aggList(cfg.Input, cfg.Aggs)
+	c.sign(sig)
 	c.updating = cfg.AllowedLateness > 0
 	return c, b.emit(c, a.GetCommon())
 }

@@ -86,7 +86,7 @@ func (b *builder) join(jr *pb.JoinRel) (*chain, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &chain{binary: j, inputs: []*engine.Node{left.node(), right.node()}, schema: j.OutputSchema(), updating: j.Updating()}
+	c := &chain{binary: j, inputs: []*engine.Node{left.node(), right.node()}, schema: j.OutputSchema(), updating: j.Updating(), binarySig: joinSig(b, cfg)}
 	return c, b.emit(c, jr.GetCommon())
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	pb "github.com/substrait-io/substrait-protobuf/go/substraitpb"
 
+	"github.com/clink-dev/clink/checkpoint"
 	"github.com/clink-dev/clink/connectors"
 	"github.com/clink-dev/clink/engine"
 	"github.com/clink-dev/clink/engine/op"
@@ -134,6 +135,9 @@ type builder struct {
 	// needs are the columns the root uses of each reading (projection
 	// pushdown, see prune.go).
 	needs needs
+	// statement names the root being planned in state signatures:
+	// "INSERT INTO <table>", or "SELECT" for a query printed.
+	statement string
 }
 
 // chain is a node under construction: a source or a binary operator over
@@ -145,6 +149,10 @@ type chain struct {
 	ops    []engine.Operator
 	names  []string
 	schema *arrow.Schema
+	// sigs are the state signatures of ops (sign), sourceSig and
+	// binarySig those of the source and the binary operator.
+	sigs                 []checkpoint.Signature
+	sourceSig, binarySig checkpoint.Signature
 	// sourceName is the source table's name.
 	sourceName string
 	// updating is true once the chain carries a changelog (an unwindowed
@@ -154,7 +162,8 @@ type chain struct {
 
 // node finishes the chain as an engine node.
 func (c *chain) node() *engine.Node {
-	return &engine.Node{Source: c.source, Binary: c.binary, Inputs: c.inputs, Ops: c.ops, Names: c.names, SourceName: c.sourceName}
+	return &engine.Node{Source: c.source, Binary: c.binary, Inputs: c.inputs, Ops: c.ops, Names: c.names, SourceName: c.sourceName,
+		SourceSig: c.sourceSig, BinarySig: c.binarySig, Sigs: c.sigs}
 }
 
 func (c *chain) add(name string, o engine.Operator, schema *arrow.Schema) {
@@ -166,6 +175,10 @@ func (c *chain) add(name string, o engine.Operator, schema *arrow.Schema) {
 func (b *builder) root(root *pb.RelRoot) (*engine.Pipeline, error) {
 	b.reads = map[string]engine.Source{}
 	in := root.GetInput()
+	b.statement = "SELECT"
+	if w := in.GetWrite(); w != nil {
+		b.statement = "INSERT INTO " + strings.Join(w.GetNamedTable().GetNames(), ".")
+	}
 	b.needs = needs{}
 	if w := in.GetWrite(); w != nil {
 		b.needs.walk(w.GetInput(), allCols())
@@ -204,7 +217,7 @@ func (b *builder) root(root *pb.RelRoot) (*engine.Pipeline, error) {
 			return nil, err
 		}
 	}
-	return &engine.Pipeline{Root: c.node(), Sink: sink, SinkName: "print"}, nil
+	return &engine.Pipeline{Root: c.node(), Sink: sink, SinkName: "print", SinkSig: sinkSig("print", "print")}, nil
 }
 
 func renamed(s *arrow.Schema, names []string) *arrow.Schema {
@@ -259,7 +272,7 @@ func (b *builder) write(w *pb.WriteRel) (*engine.Pipeline, error) {
 			return nil, err
 		}
 	}
-	return &engine.Pipeline{Root: c.node(), Sink: sink, SinkName: name}, nil
+	return &engine.Pipeline{Root: c.node(), Sink: sink, SinkName: name, SinkSig: sinkSig(name, opts["connector"])}, nil
 }
 
 // validateSink runs the factory's SinkValidator, if it has one.
@@ -450,7 +463,7 @@ func (b *builder) read(rd *pb.ReadRel) (*chain, error) {
 		}
 		b.reads[key] = src
 	}
-	c := &chain{source: src, schema: schema, sourceName: name}
+	c := &chain{source: src, schema: schema, sourceName: name, sourceSig: sourceSig(name, opts["connector"], b.statement)}
 	return c, b.emit(c, rd.GetCommon())
 }
 

@@ -68,6 +68,7 @@ func (b *builder) topN(w *pb.ConsistentPartitionWindowRel) (*chain, error) {
 		return nil, err
 	}
 	c.add("top_n", t, t.OutputSchema())
+	c.sign(topNSig(b, cfg))
 	c.updating = !t.Windowed()
 	return c, b.emit(c, w.GetCommon())
 }

@@ -47,7 +47,7 @@ func (b *builder) values(rd *pb.ReadRel, vt *pb.ReadRel_VirtualTable) (*chain, e
 		}
 	}
 	src := &valuesSource{schema: schema, cols: cols, rows: len(rows), mem: b.env.Runtime.Mem, subtask: b.env.Runtime.Subtask}
-	c := &chain{source: src, schema: schema, sourceName: "values"}
+	c := &chain{source: src, schema: schema, sourceName: "values", sourceSig: sourceSig("values", "values", b.statement)}
 	return c, b.emit(c, rd.GetCommon())
 }
 
