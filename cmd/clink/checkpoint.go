@@ -20,6 +20,7 @@ type checkpointFlags struct {
 	dir      string
 	interval time.Duration
 	from     uint64
+	fromSP   string
 	fresh    bool
 	retain   int
 	job      string
@@ -39,6 +40,7 @@ func (c *checkpointFlags) register(fs *flag.FlagSet) {
 		return nil
 	})
 	fs.Uint64Var(&c.from, "from-checkpoint", 0, "resume from this checkpoint id instead of the newest")
+	fs.StringVar(&c.fromSP, "from-savepoint", "", "resume from this savepoint directory (or a checkpoint's chk-<id> directory); new checkpoints go to --checkpoint-dir")
 	fs.BoolVar(&c.fresh, "fresh", false, "start from the beginning even if the checkpoint directory holds checkpoints")
 	fs.IntVar(&c.retain, "checkpoints-retained", 3, "completed checkpoints to keep")
 	fs.BoolVar(&c.allowNonRestored, "allow-non-restored-state", false, "restore a checkpoint that holds state of operators this job no longer has, dropping that state")
@@ -77,17 +79,32 @@ func (c *checkpointFlags) applySettings(settings map[string]string, set map[stri
 	return nil
 }
 
+// checkRestoreFlags refuses more than one of --from-checkpoint,
+// --from-savepoint and --fresh.
+func (c *checkpointFlags) checkRestoreFlags() error {
+	n := 0
+	for _, b := range []bool{c.from != 0, c.fromSP != "", c.fresh} {
+		if b {
+			n++
+		}
+	}
+	if n > 1 {
+		return fmt.Errorf("give one of --from-checkpoint, --from-savepoint and --fresh")
+	}
+	return nil
+}
+
 // config returns the engine's checkpoint configuration, or nil without a
 // checkpoint directory. It picks the checkpoint to resume from and says so.
 func (c *checkpointFlags) config(plan *pb.Plan, stderr io.Writer) (*engine.CheckpointConfig, error) {
 	if c.dir == "" {
-		if c.from != 0 || c.fresh || c.interval != 0 || c.allowNonRestored {
-			return nil, fmt.Errorf("--from-checkpoint, --fresh, --checkpoint-interval-ms and --allow-non-restored-state need --checkpoint-dir")
+		if c.from != 0 || c.fromSP != "" || c.fresh || c.interval != 0 || c.allowNonRestored {
+			return nil, fmt.Errorf("--from-checkpoint, --from-savepoint, --fresh, --checkpoint-interval-ms and --allow-non-restored-state need --checkpoint-dir")
 		}
 		return nil, nil
 	}
-	if c.from != 0 && c.fresh {
-		return nil, fmt.Errorf("give --from-checkpoint or --fresh, not both")
+	if err := c.checkRestoreFlags(); err != nil {
+		return nil, err
 	}
 	if c.retain < 1 {
 		return nil, fmt.Errorf("--checkpoints-retained must be at least 1")
@@ -108,6 +125,18 @@ func (c *checkpointFlags) config(plan *pb.Plan, stderr io.Writer) (*engine.Check
 		if stderr != nil {
 			fmt.Fprintf(stderr, "clink: "+format+"\n", args...)
 		}
+	}
+	if c.fromSP != "" {
+		cp, err := checkpoint.OpenDir(c.fromSP)
+		if err == nil {
+			err = cp.Verify()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--from-savepoint: %w", err)
+		}
+		cfg.Restore = cp
+		logf("checkpoints: %s (every %s); restore point: checkpoint %d (savepoint %s)", c.dir, cfg.Interval, cp.ID, c.fromSP)
+		return cfg, nil
 	}
 	id := c.from
 	if id == 0 && !c.fresh {

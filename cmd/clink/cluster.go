@@ -24,6 +24,7 @@ func cmdCoordinator(args []string) int {
 	addr := fs.String("addr", "127.0.0.1:6123", "Arrow Flight address for Workers and job submission")
 	httpAddr := fs.String("http-addr", "127.0.0.1:8081", "HTTP API and /metrics address (off: none)")
 	dir := fs.String("checkpoint-dir", "", "jobs' checkpoints go to DIR/<job name> unless their SQL sets execution.checkpointing.dir; must be shared with the Workers")
+	spDir := fs.String("savepoint-dir", "", "savepoints go to DIR/savepoint-<job name>-<id> unless the request or the job's SQL (execution.checkpointing.savepoint-dir) names another (default: <checkpoint-dir>/savepoints); must be shared with the Workers")
 	interval := fs.Duration("checkpoint-interval", time.Second, "default time between checkpoints")
 	ckLog := fs.Duration("checkpoint-log-interval", time.Minute, "log a summary of each job's completed checkpoints this often (the first of each attempt, savepoints, failures and the first completion after one at once; 0: a line per checkpoint)")
 	restarts := fs.Int("max-restarts", 10, "restarts of a failing job before it is FAILED")
@@ -35,7 +36,7 @@ func cmdCoordinator(args []string) int {
 	if *ckLog <= 0 {
 		*ckLog = -1 // every checkpoint
 	}
-	c, err := cluster.NewCoordinator(cluster.CoordinatorConfig{FlightAddr: *addr, HTTPAddr: *httpAddr, CheckpointDir: *dir,
+	c, err := cluster.NewCoordinator(cluster.CoordinatorConfig{FlightAddr: *addr, HTTPAddr: *httpAddr, CheckpointDir: *dir, SavepointDir: *spDir,
 		Token: os.Getenv("CLINK_AUTH_TOKEN"), Heartbeat: *beat, MaxRestarts: *restarts, RestartDelay: *delay,
 		CheckpointInterval: *interval, CheckpointLogInterval: *ckLog, Connectors: builtin.Registry(), Log: os.Stderr})
 	return serve(c, err)

@@ -19,7 +19,13 @@ usage:
   clink run [flags] --plan FILE     run a Substrait plan (binary or JSON protobuf)
   clink run --coordinator HOST:PORT [--parallelism N] FILE.sql
                                     submit to a cluster (prints the job id)
-  clink coordinator [--checkpoint-dir D] [--addr :6123] [--http-addr :8081]
+  clink run --from-savepoint DIR --checkpoint-dir D FILE.sql
+                                    restore a savepoint (embedded or with --coordinator)
+  clink savepoint JOB_ID [--coordinator HOST:PORT] [--dir DIR]
+                                    savepoint of a cluster job (it runs on; prints the path)
+  clink stop JOB_ID [--coordinator HOST:PORT] [--dir DIR]
+                                    stop a cluster job with a savepoint (prints the path)
+  clink coordinator [--checkpoint-dir D] [--savepoint-dir D] [--addr :6123] [--http-addr :8081]
   clink worker --coordinator HOST:PORT --slots N
   clink explain [--format=text|json|binary] FILE.sql | -e "SQL"
   clink bench sensors [flags]       measure the sensor pipeline
@@ -91,6 +97,10 @@ func run(args []string) int {
 		return 0
 	case "run":
 		return cmdRun(args[1:])
+	case "savepoint":
+		return cmdSavepoint(args[1:])
+	case "stop":
+		return cmdStop(args[1:])
 	case "coordinator":
 		return cmdCoordinator(args[1:])
 	case "worker":

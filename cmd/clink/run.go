@@ -306,7 +306,18 @@ func submit(ctx context.Context, addr string, plan *pb.Plan, name string, set ma
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 1
 	}
+	if err := cko.checkRestoreFlags(); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 2
+	}
 	req := &cluster.SubmitRequest{Name: name, Plan: data, Fresh: cko.fresh, FromCheckpoint: cko.from}
+	if cko.fromSP != "" {
+		// The Coordinator and the Workers read it: make it this shell's.
+		if req.FromSavepoint, err = filepath.Abs(cko.fromSP); err != nil {
+			fmt.Fprintln(os.Stderr, "error:", err)
+			return 1
+		}
+	}
 	if set["parallelism"] {
 		req.Parallelism = parallelism
 	}
@@ -320,7 +331,9 @@ func submit(ctx context.Context, addr string, plan *pb.Plan, name string, set ma
 	}
 	fmt.Fprintf(os.Stderr, "clink: job %s: guarantee %s\n", name, resp.Guarantee)
 	if resp.CheckpointDir != "" {
-		if resp.RestorePoint != 0 {
+		if resp.FromSavepoint != "" {
+			fmt.Fprintf(os.Stderr, "clink: checkpoints: %s; restore point: checkpoint %d (savepoint %s)\n", resp.CheckpointDir, resp.RestorePoint, resp.FromSavepoint)
+		} else if resp.RestorePoint != 0 {
 			fmt.Fprintf(os.Stderr, "clink: checkpoints: %s; restore point: checkpoint %d\n", resp.CheckpointDir, resp.RestorePoint)
 		} else {
 			fmt.Fprintf(os.Stderr, "clink: checkpoints: %s; starting fresh\n", resp.CheckpointDir)

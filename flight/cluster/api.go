@@ -4,6 +4,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"sort"
 	"strconv"
@@ -32,6 +33,7 @@ func (c *Coordinator) api() http.Handler {
 	mux.HandleFunc("POST /api/v1/jobs/{id}/cancel", c.postCancel)
 	mux.HandleFunc("PATCH /api/v1/jobs/{id}", c.postCancel) // Flink's ?mode=cancel
 	mux.HandleFunc("POST /api/v1/jobs/{id}/stop", c.postStop)
+	mux.HandleFunc("POST /api/v1/jobs/{id}/savepoints", c.postSavepoint)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(&collector{c: c})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
@@ -210,7 +212,7 @@ func (c *Coordinator) getJobs(w http.ResponseWriter, _ *http.Request) {
 }
 
 // postJob submits SQL: {"sql": "...", "name": "...", "parallelism": N,
-// "fresh": false, "from_checkpoint": 0}.
+// "fresh": false, "from_checkpoint": 0, "from_savepoint": "DIR"}.
 func (c *Coordinator) postJob(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		SQL            string `json:"sql"`
@@ -218,6 +220,7 @@ func (c *Coordinator) postJob(w http.ResponseWriter, r *http.Request) {
 		Parallelism    int    `json:"parallelism"`
 		Fresh          bool   `json:"fresh"`
 		FromCheckpoint uint64 `json:"from_checkpoint"`
+		FromSavepoint  string `json:"from_savepoint"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		writeErr(w, http.StatusBadRequest, fmt.Errorf("request body: %v", err))
@@ -233,7 +236,7 @@ func (c *Coordinator) postJob(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusInternalServerError, err)
 		return
 	}
-	resp, err := c.Submit(&SubmitRequest{Name: req.Name, Plan: data, Parallelism: req.Parallelism, Fresh: req.Fresh, FromCheckpoint: req.FromCheckpoint})
+	resp, err := c.Submit(&SubmitRequest{Name: req.Name, Plan: data, Parallelism: req.Parallelism, Fresh: req.Fresh, FromCheckpoint: req.FromCheckpoint, FromSavepoint: req.FromSavepoint})
 	if err != nil {
 		writeErr(w, http.StatusBadRequest, err)
 		return
@@ -372,13 +375,46 @@ func (c *Coordinator) postCancel(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Coordinator) postStop(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	path, err := c.StopWithSavepoint(id)
+	body, ok := savepointBody(w, r)
+	if !ok {
+		return
+	}
+	c.answerSavepoint(w, &SavepointRequest{Job: JobID(r.PathValue("id")), Dir: body.Dir, Stop: true})
+}
+
+// postSavepoint is Flink's POST /jobs/{id}/savepoints, answered when the
+// savepoint is complete (Flink answers a trigger id to poll): body
+// optional, {"target-directory": "DIR", "cancel-job": false}; cancel-job
+// true is stop with savepoint.
+func (c *Coordinator) postSavepoint(w http.ResponseWriter, r *http.Request) {
+	body, ok := savepointBody(w, r)
+	if !ok {
+		return
+	}
+	c.answerSavepoint(w, &SavepointRequest{Job: JobID(r.PathValue("id")), Dir: body.Dir, Stop: body.Stop})
+}
+
+type savepointReqBody struct {
+	Dir  string `json:"target-directory"`
+	Stop bool   `json:"cancel-job"`
+}
+
+func savepointBody(w http.ResponseWriter, r *http.Request) (savepointReqBody, bool) {
+	var b savepointReqBody
+	if err := json.NewDecoder(r.Body).Decode(&b); err != nil && err != io.EOF {
+		writeErr(w, http.StatusBadRequest, fmt.Errorf("request body: %v", err))
+		return b, false
+	}
+	return b, true
+}
+
+func (c *Coordinator) answerSavepoint(w http.ResponseWriter, req *SavepointRequest) {
+	resp, err := c.savepoint(req)
 	if err != nil {
 		writeErr(w, statusOf(err), err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"job": JobID(id), "state": StateFinished, "savepoint": path})
+	writeJSON(w, http.StatusOK, resp)
 }
 
 func statusOf(err error) int {

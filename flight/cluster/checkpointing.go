@@ -18,6 +18,10 @@ type pendingCk struct {
 	start time.Time
 	kind  string          // checkpoint, final, savepoint
 	stop  chan stopResult // stop-with-savepoint waits for it
+	// A savepoint's caller (triggered, the job runs on), the directory it
+	// goes to and, once written, its path.
+	spReply       chan stopResult
+	spDir, spPath string
 }
 
 // checkpointing: a checkpoint, periodic or the final one, is in flight
@@ -42,12 +46,20 @@ func (ctl *controller) checkpointing() phase {
 				if ctl.stopRequested(ev) {
 					return phaseStopping
 				}
+			case evSavepoint:
+				ctl.savepointRequested(ev) // taken after this checkpoint
 			case evAck:
 				if !ctl.acked(ev) {
 					continue
 				}
 				if err := ctl.complete(); err != nil {
 					return ctl.fail(err.Error())
+				}
+				if a.spReply != nil {
+					if err := ctl.trigger("savepoint"); err != nil {
+						return ctl.fail(err.Error())
+					}
+					continue
 				}
 				if !a.finalWanted || a.finalDone {
 					return phaseRunning
@@ -110,8 +122,14 @@ func (ctl *controller) trigger(kind string) error {
 		}()
 	}
 	if kind == "savepoint" {
-		a.pending.stop = a.stopped
-		a.savepointBegun = true
+		// A stop's savepoint also answers a triggered one that waited.
+		p := a.pending
+		p.spReply, p.spDir, a.spReply = a.spReply, a.spDir, nil
+		if a.stopReply != nil {
+			p.stop = a.stopped
+			p.spDir = a.stopDir
+			a.savepointBegun = true
+		}
 	}
 	return nil
 }
@@ -158,6 +176,11 @@ func (ctl *controller) complete() error {
 	if p.kind == "final" {
 		a.finalDone = true
 	}
+	// Before Retain: the savepoint is a copy of this checkpoint.
+	var spErr error
+	if p.kind == "savepoint" {
+		p.spPath, spErr = ctl.writeSavepoint(p)
+	}
 	if err := j.store.Retain(max(j.retain, 1)); err != nil {
 		c.logf("job_id=%s: pruning checkpoints: %v", j.id, err)
 	}
@@ -180,10 +203,16 @@ func (ctl *controller) complete() error {
 			}
 		}()
 	}
-	if p.stop != nil {
+	if p.stop != nil || p.spReply != nil {
 		go func() {
 			wg.Wait()
-			p.stop <- stopResult{path: j.store.Path(p.id)}
+			r := stopResult{path: p.spPath, id: p.id, err: spErr}
+			if p.stop != nil {
+				p.stop <- r
+			}
+			if p.spReply != nil {
+				p.spReply <- r
+			}
 		}()
 	}
 	return nil
@@ -197,6 +226,7 @@ func (c *Coordinator) recordCk(j *job, p *pendingCk, status, reason string, part
 	}
 	if status == "COMPLETED" {
 		r.Path = j.store.Path(p.id)
+		r.Savepoint = p.spPath
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -207,6 +237,9 @@ func (c *Coordinator) recordCk(j *job, p *pendingCk, status, reason string, part
 	if status == "COMPLETED" {
 		j.latest = &r
 		j.ckCount++
+		if r.Savepoint != "" {
+			j.savepoint = r.Savepoint
+		}
 	} else {
 		j.ckFailed++
 	}

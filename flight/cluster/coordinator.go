@@ -37,6 +37,11 @@ type CoordinatorConfig struct {
 	// shared with the Workers. Empty: jobs without that setting run
 	// without checkpoints.
 	CheckpointDir string
+	// SavepointDir is where savepoints go unless the request or the job's
+	// SQL ('execution.checkpointing.savepoint-dir') names another
+	// (default <CheckpointDir>/savepoints, else <job's checkpoint
+	// directory>/savepoints). Checkpoint retention never removes them.
+	SavepointDir string
 	// Token, when set, is required as a bearer token on every call and
 	// HTTP request (CLINK_AUTH_TOKEN).
 	Token string
@@ -135,6 +140,10 @@ type job struct {
 	// fall back to it.
 	based bool
 	base  uint64
+	// spDir is where the job's savepoints go; fromSP the savepoint (or
+	// checkpoint directory) the job was submitted to restore from.
+	spDir  string
+	fromSP *checkpoint.Checkpoint
 
 	events chan event
 }
@@ -149,6 +158,8 @@ type ckRecord struct {
 	Path      string    `json:"path,omitempty"`
 	Kind      string    `json:"kind"` // checkpoint, final, savepoint
 	Reason    string    `json:"failure,omitempty"`
+	// Savepoint is where a savepoint's copy went (docs/checkpoints.md).
+	Savepoint string `json:"savepoint_path,omitempty"`
 }
 
 type evKind int
@@ -162,6 +173,7 @@ const (
 	evStop
 	evCallFailed
 	evCompleted
+	evSavepoint
 )
 
 type event struct {
@@ -174,10 +186,12 @@ type event struct {
 	late    int64
 	skipped int64
 	reply   chan stopResult
+	dir     string // evStop, evSavepoint: where the savepoint goes ("": the job's savepoint directory)
 }
 
 type stopResult struct {
-	path string
+	path string // the savepoint's directory
+	id   uint64 // the checkpoint it copies
 	err  error
 }
 
@@ -241,6 +255,7 @@ func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 		return nil, c.send(r.attemptRef, event{kind: evDone, worker: r.Worker, err: r.Error, late: r.Late, skipped: r.Skipped})
 	})
 	handle(srv, actSubmit, func(_ context.Context, r *SubmitRequest) (any, error) { return c.Submit(r) })
+	handle(srv, actSavepoint, func(_ context.Context, r *SavepointRequest) (any, error) { return c.savepoint(r) })
 	handle(srv, actLeave, func(_ context.Context, r *registerReq) (any, error) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -419,8 +434,8 @@ func (c *Coordinator) Submit(r *SubmitRequest) (*SubmitResponse, error) {
 	if name == "" {
 		name = substrait.JobName(&plan)
 	}
-	if r.Fresh && r.FromCheckpoint != 0 {
-		return nil, fmt.Errorf("give from_checkpoint or fresh, not both")
+	if n := btoi(r.Fresh) + btoi(r.FromCheckpoint != 0) + btoi(r.FromSavepoint != ""); n > 1 {
+		return nil, fmt.Errorf("give one of from_checkpoint, from_savepoint and fresh")
 	}
 	// Plan subtask 0 as a Worker would, to refuse a bad job now.
 	rt := connectors.Runtime{BatchSize: 1024, Linger: time.Millisecond, Mem: memory.NewGoAllocator(), Stdout: io.Discard, Stderr: io.Discard, Parallelism: par}
@@ -466,13 +481,22 @@ func (c *Coordinator) Submit(r *SubmitRequest) (*SubmitResponse, error) {
 		if j.fingerprint, err = substrait.Fingerprint(&plan); err != nil {
 			return nil, err
 		}
+		if j.spDir, err = c.savepointDir(j, settings); err != nil {
+			return nil, err
+		}
+		if r.FromSavepoint != "" {
+			if j.fromSP, err = checkpoint.OpenDir(r.FromSavepoint); err != nil {
+				return nil, err
+			}
+			resp.FromSavepoint = j.fromSP.Path
+		}
 		id, err := c.restorePoint(j)
 		if err != nil {
 			return nil, err
 		}
 		resp.CheckpointDir, resp.RestorePoint = j.ckDir, id
-	} else if r.Fresh || r.FromCheckpoint != 0 {
-		return nil, fmt.Errorf("from_checkpoint and fresh need a checkpoint directory")
+	} else if r.Fresh || r.FromCheckpoint != 0 || r.FromSavepoint != "" {
+		return nil, fmt.Errorf("from_checkpoint, from_savepoint and fresh need a checkpoint directory")
 	}
 	j.guarantee = engine.Guarantee(built.Pipelines, j.store != nil)
 	c.mu.Lock()
@@ -491,6 +515,13 @@ func (c *Coordinator) Submit(r *SubmitRequest) (*SubmitResponse, error) {
 	go c.runJob(j)
 	resp.Job, resp.Guarantee = JobID(j.id), j.guarantee
 	return resp, nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func terminal(state string) bool {
@@ -515,6 +546,12 @@ func (c *Coordinator) restorePoint(j *job) (uint64, error) {
 	}
 	if j.fresh {
 		return 0, nil
+	}
+	if j.fromSP != nil {
+		if err := checkFingerprint(j.fromSP, j.fingerprint); err != nil {
+			return 0, err
+		}
+		return j.fromSP.ID, nil
 	}
 	if j.from != 0 {
 		cp, err := j.store.Open(j.from)
@@ -604,15 +641,18 @@ func (c *Coordinator) Cancel(id string) error {
 	return r.err
 }
 
-// StopWithSavepoint takes a savepoint (a checkpoint the sinks publish),
-// then stops the job; it returns the savepoint's path.
+// StopWithSavepoint takes a savepoint (a checkpoint the sinks publish)
+// into the job's savepoint directory, then stops the job; it returns the
+// savepoint's path.
 func (c *Coordinator) StopWithSavepoint(id string) (string, error) {
-	j, err := c.liveJob(id)
+	r, err := c.Stop(id, "")
 	if err != nil {
 		return "", err
 	}
-	reply := make(chan stopResult, 1)
-	j.events <- event{kind: evStop, reply: reply}
-	r := <-reply
-	return r.path, r.err
+	return r.Savepoint, nil
+}
+
+// Stop is StopWithSavepoint into dir ("": the job's savepoint directory).
+func (c *Coordinator) Stop(id, dir string) (*SavepointResponse, error) {
+	return c.savepoint(&SavepointRequest{Job: JobID(id), Dir: dir, Stop: true})
 }

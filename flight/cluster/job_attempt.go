@@ -34,6 +34,12 @@ type jobAttempt struct {
 	// savepoint once every Worker published it.
 	stopReply, stopped chan stopResult
 	savepointBegun     bool
+	stopDir            string // where the stop's savepoint goes ("": the job's savepoint directory)
+
+	// A triggered savepoint (the job runs on) waiting for the checkpoint
+	// in flight: spReply is its caller, spDir where it goes.
+	spReply chan stopResult
+	spDir   string
 }
 
 // endAttempt stops the attempt's timers and frees its slots.
@@ -52,7 +58,7 @@ func (ctl *controller) endAttempt() {
 
 // stale: an event of a replaced attempt (cancel and stop are the job's).
 func (ctl *controller) stale(ev event) bool {
-	return ev.kind != evCancel && ev.kind != evStop && ev.attempt != ctl.a.ref.Attempt
+	return ev.kind != evCancel && ev.kind != evStop && ev.kind != evSavepoint && ev.attempt != ctl.a.ref.Attempt
 }
 
 // onAttemptEvent handles what every live phase handles alike: cancel, a
@@ -90,6 +96,7 @@ func (ctl *controller) onDone(ev event) (phase, bool) {
 	if a.stopReply != nil {
 		a.stopReply <- stopResult{err: fmt.Errorf("job %s finished before the savepoint", j.id)}
 	}
+	ctl.savepointsFailed(fmt.Errorf("job %s finished before the savepoint", j.id))
 	return phaseFinished, true
 }
 
@@ -103,6 +110,10 @@ func (ctl *controller) onFinished(ev event) bool {
 		return false
 	}
 	a.finalWanted = true
+	if a.spReply != nil { // a savepoint of a finished job is its final checkpoint
+		a.spReply <- stopResult{err: fmt.Errorf("job %s is finishing (every input ended): no savepoint", j.id)}
+		a.spReply = nil
+	}
 	return a.pending == nil
 }
 
@@ -119,6 +130,7 @@ func (ctl *controller) stopRequested(ev event) bool {
 	}
 	a.stopReply = ev.reply
 	a.stopped = make(chan stopResult, 1)
+	a.stopDir = ev.dir
 	return true
 }
 
@@ -134,6 +146,7 @@ func (ctl *controller) cancel(ev event) phase {
 	if a.stopReply != nil {
 		a.stopReply <- stopResult{err: fmt.Errorf("job %s was cancelled before its savepoint completed", ctl.j.id)}
 	}
+	ctl.savepointsFailed(fmt.Errorf("job %s was cancelled before its savepoint completed", ctl.j.id))
 	ctl.cancelAll()
 	if ev.reply != nil {
 		ev.reply <- stopResult{}
@@ -156,6 +169,7 @@ func (ctl *controller) fail(reason string) phase {
 	if a.stopReply != nil {
 		a.stopReply <- stopResult{err: errors.New(reason)}
 	}
+	ctl.savepointsFailed(errors.New(reason))
 	ctl.cancelAll()
 	ctl.reason = reason
 	return phaseRestarting

@@ -22,8 +22,8 @@ const (
 	phaseScheduling phase = iota
 	// running: the attempt runs, no checkpoint in flight (RUNNING).
 	phaseRunning
-	// checkpointing: a checkpoint, periodic or the final one, is in flight
-	// (RUNNING).
+	// checkpointing: a checkpoint, periodic, a triggered savepoint or the
+	// final one, is in flight (RUNNING).
 	phaseCheckpointing
 	// stopping: stop with savepoint; the savepoint follows the checkpoint
 	// in flight, then its publication ends the attempt (RUNNING).
@@ -52,8 +52,9 @@ func (p phase) String() string {
 //	scheduling    -> running (deployed) | restarting (no restore point,
 //	                 a deploy failed) | canceled (cancel or stop while
 //	                 waiting for slots)
-//	running       -> checkpointing (interval; every subtask finished: the
-//	                 final checkpoint) | stopping (stop: savepoint begun) |
+//	running       -> checkpointing (interval; a triggered savepoint; every
+//	                 subtask finished: the final checkpoint) | stopping
+//	                 (stop: savepoint begun) |
 //	                 finished (every Worker done, final checkpoint taken or
 //	                 none to take) | restarting | canceled
 //	checkpointing -> running (completed) | stopping (stop: the savepoint

@@ -261,7 +261,7 @@ func TestControllerStopDuringCheckpoint(t *testing.T) {
 	fc.event(t, ref, event{kind: evAck, worker: "f1", id: sp.id})
 	r := answer(t, reply)
 	fc.c.mu.Lock()
-	want := fc.c.jobs[id].store.Path(sp.id)
+	want := filepath.Join(fc.c.jobs[id].spDir, "savepoint-fake-"+strconv.FormatUint(sp.id, 10))
 	fc.c.mu.Unlock()
 	if r.err != nil || r.path != want {
 		t.Fatalf("stop: %+v, savepoint %d", r, sp.id)

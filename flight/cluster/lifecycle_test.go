@@ -153,17 +153,22 @@ func TestStopWithSavepoint(t *testing.T) {
 	if d.State != StateFinished || d.Savepoint != path {
 		t.Fatalf("after stop: %+v", d)
 	}
-	store, err := checkpoint.NewStore(filepath.Dir(path), checkpoint.Options{})
+	// The savepoint is a copy, in its own directory, of the job's newest
+	// checkpoint.
+	if want := filepath.Join(dir, "ck", "savepoints", "savepoint-stream-"); !strings.HasPrefix(path, want) {
+		t.Fatalf("savepoint %s, want %s<id>", path, want)
+	}
+	store, err := checkpoint.NewStore(filepath.Join(dir, "ck", "stream"), checkpoint.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	id, ok, err := store.Latest()
-	if err != nil || !ok || store.Path(id) != path {
+	if err != nil || !ok || path != filepath.Join(dir, "ck", "savepoints", fmt.Sprintf("savepoint-stream-%d", id)) {
 		t.Fatalf("newest checkpoint %d %v %v, savepoint %s", id, ok, err, path)
 	}
-	cp, err := store.Open(id)
-	if err != nil {
-		t.Fatal(err)
+	cp, err := checkpoint.OpenDir(path)
+	if err != nil || cp.ID != id {
+		t.Fatalf("savepoint %s: %v %v", path, cp, err)
 	}
 	if cp.Manifest.Properties["kind"] != "savepoint" {
 		t.Errorf("manifest properties %v", cp.Manifest.Properties)

@@ -6,7 +6,7 @@
 // ack (a checkpoint's parts), finished (every local subtask ended), done
 // (the attempt ended, with its error), leave (the Worker shuts down).
 // Coordinator → Worker: deploy, trigger, complete, cancel.
-// Client → Coordinator: submit.
+// Client → Coordinator: submit, savepoint (also stop with savepoint).
 package cluster
 
 import (
@@ -37,6 +37,7 @@ const (
 	actComplete  = "clink.complete"
 	actCancel    = "clink.cancel"
 	actSubmit    = "clink.submit"
+	actSavepoint = "clink.savepoint"
 	actLeave     = "clink.leave"
 )
 
@@ -95,8 +96,11 @@ type deployReq struct {
 }
 
 type ckSpec struct {
-	Dir         string `json:"dir"`
-	Restore     uint64 `json:"restore,omitempty"`
+	Dir     string `json:"dir"`
+	Restore uint64 `json:"restore,omitempty"`
+	// RestoreDir, when set, is checkpoint Restore's directory outside Dir:
+	// a savepoint.
+	RestoreDir  string `json:"restore_dir,omitempty"`
 	Fingerprint string `json:"fingerprint"`
 }
 
@@ -133,6 +137,10 @@ type SubmitRequest struct {
 	// FromCheckpoint picks one.
 	Fresh          bool   `json:"fresh,omitempty"`
 	FromCheckpoint uint64 `json:"from_checkpoint,omitempty"`
+	// FromSavepoint restores a savepoint directory (or a checkpoint's
+	// chk-<id> directory) instead; new checkpoints go to the job's
+	// directory as always.
+	FromSavepoint string `json:"from_savepoint,omitempty"`
 	// BatchSize and LingerMS shape the micro-batches (defaults 8192 rows,
 	// 20 ms).
 	BatchSize int `json:"batch_size,omitempty"`
@@ -145,6 +153,9 @@ type SubmitResponse struct {
 	Guarantee     string `json:"guarantee"`
 	CheckpointDir string `json:"checkpoint_dir,omitempty"`
 	RestorePoint  uint64 `json:"restore_point,omitempty"`
+	// FromSavepoint is the directory RestorePoint is read from, when it is
+	// not the job's checkpoint directory.
+	FromSavepoint string `json:"from_savepoint,omitempty"`
 	// Via is the Flight address Submit went to when the address it was
 	// given is the Coordinator's HTTP API ("" otherwise).
 	Via string `json:"-"`

@@ -45,6 +45,9 @@ func (c *Coordinator) restartDelay(j *job) bool {
 				}
 				return false
 			}
+			if ev.kind == evSavepoint {
+				ev.reply <- stopResult{err: fmt.Errorf("job %s is restarting: no savepoint", j.id)}
+			}
 		}
 	}
 }

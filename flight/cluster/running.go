@@ -2,8 +2,8 @@ package cluster
 
 // running: the attempt runs with no checkpoint in flight. The interval
 // begins a checkpoint, the end of every subtask begins the final one, a
-// stop begins the savepoint; the job is finished once every Worker is
-// done.
+// stop or a triggered savepoint begins the savepoint; the job is finished
+// once every Worker is done.
 func (ctl *controller) running() phase {
 	a := ctl.a
 	for {
@@ -20,6 +20,10 @@ func (ctl *controller) running() phase {
 			case evStop:
 				if ctl.stopRequested(ev) {
 					return ctl.begin("savepoint", phaseStopping)
+				}
+			case evSavepoint:
+				if ctl.savepointRequested(ev) {
+					return ctl.begin("savepoint", phaseCheckpointing)
 				}
 			case evFinished:
 				if ctl.onFinished(ev) {

@@ -36,7 +36,12 @@ func (ctl *controller) startAttempt(assign map[int]string) phase {
 	}
 	a.restore = restore
 	j.based, j.base = true, restore
-	if restore != 0 {
+	if restore != 0 && j.fromSP != nil && restore == j.fromSP.ID {
+		c.logf("job_id=%s restore point: checkpoint %d (savepoint %s)", j.id, restore, j.fromSP.Path)
+		c.mu.Lock()
+		j.restoredIDs = append(j.restoredIDs, restore)
+		c.mu.Unlock()
+	} else if restore != 0 {
 		c.logf("job_id=%s restore point: checkpoint %d", j.id, restore)
 		c.mu.Lock()
 		j.restoredIDs = append(j.restoredIDs, restore)
@@ -93,6 +98,11 @@ func (ctl *controller) deploy() error {
 			BatchSize: j.batchSize, LingerMS: j.lingerMS}
 		if j.store != nil {
 			req.Checkpoints = &ckSpec{Dir: j.ckDir, Restore: a.restore, Fingerprint: j.fingerprint}
+			// New checkpoints get ids after the savepoint's, so it is the
+			// restore point exactly until this job completes one.
+			if j.fromSP != nil && a.restore == j.fromSP.ID {
+				req.Checkpoints.RestoreDir = j.fromSP.Path
+			}
 		}
 		wg.Add(1)
 		go func() {
@@ -158,6 +168,9 @@ func (c *Coordinator) schedule(j *job) (map[int]string, bool) {
 					ev.reply <- stopResult{err: fmt.Errorf("job %s was not running; cancelled without a savepoint", j.id)}
 				}
 				return nil, false
+			}
+			if ev.kind == evSavepoint {
+				ev.reply <- stopResult{err: fmt.Errorf("job %s is not running (waiting for slots): no savepoint", j.id)}
 			}
 		}
 	}

@@ -27,6 +27,8 @@ func (ctl *controller) stopping() phase {
 			switch ev.kind {
 			case evStop:
 				ctl.stopRequested(ev) // refused: already stopping
+			case evSavepoint:
+				ctl.savepointRequested(ev) // refused: stopping
 			case evAck:
 				if !ctl.acked(ev) {
 					continue

@@ -275,7 +275,11 @@ func (w *Worker) deploy(_ context.Context, req *deployReq) (any, error) {
 			},
 		}
 		if cs.Restore != 0 {
-			cp, err := store.Open(cs.Restore)
+			open := func() (*checkpoint.Checkpoint, error) { return store.Open(cs.Restore) }
+			if cs.RestoreDir != "" {
+				open = func() (*checkpoint.Checkpoint, error) { return checkpoint.OpenDir(cs.RestoreDir) }
+			}
+			cp, err := open()
 			if err != nil {
 				cancel()
 				return nil, err

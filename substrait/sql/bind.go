@@ -79,8 +79,8 @@ type binder struct {
 	// (SET 'table.exec.state.ttl' = '0').
 	unboundedState bool
 	// settings are the runtime settings SET statements gave (canonical
-	// keys: checkpoint_interval_ms, checkpoint_dir, checkpoints_retained,
-	// parallelism); the plan carries them.
+	// keys: checkpoint_interval_ms, checkpoint_dir, savepoint_dir,
+	// checkpoints_retained, parallelism); the plan carries them.
 	settings map[string]string
 	// topNTime: per ROW_NUMBER relation, its event-time partition column
 	// (a window's end) or -1.
@@ -189,6 +189,13 @@ func (b *binder) set(s *Set) error {
 		}
 		b.settings["checkpoint_dir"] = dir
 		return nil
+	case "execution.checkpointing.savepoint-dir", "state.savepoints.dir":
+		dir := strings.TrimPrefix(v, "file://")
+		if dir == "" || strings.Contains(dir, "://") {
+			return b.errf(s.ValuePos, "savepoint directory '%s' must be a local path (file:///... or /...)", s.Value)
+		}
+		b.settings["savepoint_dir"] = dir
+		return nil
 	case "execution.checkpointing.num-retained", "state.checkpoints.num-retained":
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
@@ -209,7 +216,7 @@ func (b *binder) set(s *Set) error {
 		b.settings["parallelism"] = v
 		return nil
 	}
-	return b.errf(s.Pos, "SET '%s' is not supported (supported: 'table.exec.state.ttl' = '0', 'execution.checkpointing.interval', 'execution.checkpointing.dir' (or 'state.checkpoints.dir'), 'execution.checkpointing.num-retained', 'execution.checkpointing.mode' = 'EXACTLY_ONCE', 'parallelism.default')", s.Key)
+	return b.errf(s.Pos, "SET '%s' is not supported (supported: 'table.exec.state.ttl' = '0', 'execution.checkpointing.interval', 'execution.checkpointing.dir' (or 'state.checkpoints.dir'), 'execution.checkpointing.savepoint-dir' (or 'state.savepoints.dir'), 'execution.checkpointing.num-retained', 'execution.checkpointing.mode' = 'EXACTLY_ONCE', 'parallelism.default')", s.Key)
 }
 
 // parseDurationMS reads a Flink duration: a number with an optional unit

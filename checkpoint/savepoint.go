@@ -1,0 +1,133 @@
+package checkpoint
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// A savepoint is a complete checkpoint copied out of its store into a
+// directory of its own (Flink's savepoint-<id>), so that the store's
+// Retain, which only ever looks at the chk-<id> entries of the store's
+// directory, never removes it. It holds its manifest and every part it
+// names, nothing else: it refers to no file of the store.
+
+// OpenDir opens the complete checkpoint in dir: a store's chk-<id>
+// directory or a savepoint directory. Its id is the manifest's (for a
+// chk-<id> directory it must be that id).
+func OpenDir(dir string) (*Checkpoint, error) {
+	mpath := filepath.Join(dir, ManifestName)
+	data, err := os.ReadFile(mpath)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			if st, derr := os.Stat(dir); derr == nil && st.IsDir() {
+				return nil, fileErr(dir, ErrIncomplete, "%s is not a complete checkpoint or savepoint (no %s)", dir, ManifestName)
+			}
+			return nil, fileErr(dir, ErrMissing, "no checkpoint or savepoint directory %s", dir)
+		}
+		return nil, &FileError{Path: mpath, Err: err}
+	}
+	var head struct {
+		ID uint64 `json:"checkpoint_id"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fileErr(mpath, ErrCorrupt, "invalid JSON (%d bytes; truncated?): %v", len(data), err)
+	}
+	id := head.ID
+	if n, ok := parseDirName(filepath.Base(dir)); ok {
+		id = n
+	}
+	m, err := decodeManifest(mpath, id, data)
+	if err != nil {
+		return nil, err
+	}
+	c := &Checkpoint{ID: id, Path: dir, Manifest: m}
+	for _, p := range m.Parts {
+		if _, err := c.stat(p); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// WriteSavepoint writes complete checkpoint cp as the savepoint dir, which
+// must not exist. The parts are hard-linked where the file system allows
+// (a part is never written again once its checkpoint is complete, and
+// removing the store's name leaves the savepoint's), else copied, and
+// fsynced; the directory is built under a hidden temporary name beside
+// dir and renamed to dir last, so dir is either a complete savepoint or
+// absent, also across a crash.
+func WriteSavepoint(cp *Checkpoint, dir string) error {
+	if _, err := os.Lstat(dir); err == nil {
+		return fmt.Errorf("savepoint: %s already exists", dir)
+	}
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("savepoint: %w", err)
+	}
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	tmp := filepath.Join(parent, "."+filepath.Base(dir)+".inprogress-"+hex.EncodeToString(rnd[:]))
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		return fmt.Errorf("savepoint: %w", err)
+	}
+	err := func() error {
+		for _, p := range cp.Manifest.Parts {
+			if err := linkOrCopy(filepath.Join(cp.Path, p.File), filepath.Join(tmp, p.File)); err != nil {
+				return err
+			}
+		}
+		if err := syncDir(tmp); err != nil {
+			return err
+		}
+		data, err := os.ReadFile(filepath.Join(cp.Path, ManifestName))
+		if err != nil {
+			return fmt.Errorf("savepoint: %w", err)
+		}
+		if err := writeFileAtomic(filepath.Join(tmp, ManifestName), data); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, dir); err != nil {
+			return fmt.Errorf("savepoint: %w", err)
+		}
+		return syncDir(parent)
+	}()
+	if err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	return nil
+}
+
+// linkOrCopy makes dst a durable file with src's content.
+func linkOrCopy(src, dst string) error {
+	if err := os.Link(src, dst); err == nil {
+		return nil
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("savepoint: %w", err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("savepoint: %w", err)
+	}
+	_, err = io.Copy(out, in)
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("savepoint: copying %s: %w", src, err)
+	}
+	return nil
+}
