@@ -197,43 +197,53 @@ func handle[Req any](s *cflight.Server, name string, f func(ctx context.Context,
 	})
 }
 
-// Submit sends a job to the Coordinator at addr, its Flight address. When
-// nobody speaks Flight there, addr may be the Coordinator's HTTP API (a
-// Flink user gives the REST port, 8081): Submit asks its GET
-// /api/v1/config for the Flight address and submits there (resp.Via).
+// Submit sends a job to the Coordinator at addr, its Flight address or
+// its HTTP API's (callCoordinator); resp.Via is the Flight address found
+// through the HTTP API.
 func Submit(ctx context.Context, addr, token string, req *SubmitRequest) (*SubmitResponse, error) {
-	resp, err := submitFlight(ctx, addr, token, req)
-	if err == nil || !cflight.Unreachable(err) {
-		return resp, err
+	resp, via, err := callCoordinator[SubmitResponse](ctx, addr, token, actSubmit, req)
+	if err != nil {
+		return nil, err
+	}
+	resp.Via = via
+	return resp, nil
+}
+
+// callCoordinator runs action on the Coordinator at addr, its Flight
+// address. When nobody speaks Flight there, addr may be the Coordinator's
+// HTTP API (a Flink user gives the REST port, 8081): it asks its GET
+// /api/v1/config for the Flight address and calls there; via is that
+// address ("" when addr spoke Flight).
+func callCoordinator[T any](ctx context.Context, addr, token, action string, req any) (resp *T, via string, err error) {
+	do := func(addr string) (*T, error) {
+		cl, err := cflight.Dial(addr, token)
+		if err != nil {
+			return nil, err
+		}
+		defer cl.Close()
+		var resp T
+		if err := call(ctx, cl, action, req, &resp); err != nil {
+			return nil, err
+		}
+		return &resp, nil
+	}
+	if resp, err = do(addr); err == nil || !cflight.Unreachable(err) {
+		return resp, "", err
 	}
 	flightAddr, answered, herr := FlightAddrOf(ctx, addr, token)
 	switch {
 	case answered && herr != nil:
-		return nil, herr
+		return nil, "", herr
 	case herr != nil:
-		return nil, fmt.Errorf("cannot reach the Coordinator at %s (is `clink coordinator` running there?): %v", addr, err)
+		return nil, "", fmt.Errorf("cannot reach the Coordinator at %s (is `clink coordinator` running there?): %v", addr, err)
 	}
-	if resp, err = submitFlight(ctx, flightAddr, token, req); err != nil {
+	if resp, err = do(flightAddr); err != nil {
 		if cflight.Unreachable(err) {
-			return nil, fmt.Errorf("%s is the Coordinator's HTTP API, but its Flight address %s does not answer: %v", addr, flightAddr, err)
+			return nil, "", fmt.Errorf("%s is the Coordinator's HTTP API, but its Flight address %s does not answer: %v", addr, flightAddr, err)
 		}
-		return nil, err
+		return nil, "", err
 	}
-	resp.Via = flightAddr
-	return resp, nil
-}
-
-func submitFlight(ctx context.Context, addr, token string, req *SubmitRequest) (*SubmitResponse, error) {
-	cl, err := cflight.Dial(addr, token)
-	if err != nil {
-		return nil, err
-	}
-	defer cl.Close()
-	var resp SubmitResponse
-	if err := call(ctx, cl, actSubmit, req, &resp); err != nil {
-		return nil, err
-	}
-	return &resp, nil
+	return resp, flightAddr, nil
 }
 
 // FlightAddrOf asks the Coordinator's HTTP API at addr (host:port) for its

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 
 	"github.com/clink-dev/clink/checkpoint"
-	cflight "github.com/clink-dev/clink/flight"
 )
 
 // Savepoints (Flink's): a checkpoint of kind savepoint, taken on request
@@ -150,28 +149,6 @@ func (ctl *controller) savepointsFailed(err error) {
 // its HTTP API's, as for Submit) for a savepoint of a job, or with r.Stop
 // to stop it with one.
 func TriggerSavepoint(ctx context.Context, addr, token string, r *SavepointRequest) (*SavepointResponse, error) {
-	do := func(addr string) (*SavepointResponse, error) {
-		cl, err := cflight.Dial(addr, token)
-		if err != nil {
-			return nil, err
-		}
-		defer cl.Close()
-		var resp SavepointResponse
-		if err := call(ctx, cl, actSavepoint, r, &resp); err != nil {
-			return nil, err
-		}
-		return &resp, nil
-	}
-	resp, err := do(addr)
-	if err == nil || !cflight.Unreachable(err) {
-		return resp, err
-	}
-	flightAddr, answered, herr := FlightAddrOf(ctx, addr, token)
-	switch {
-	case answered && herr != nil:
-		return nil, herr
-	case herr != nil:
-		return nil, fmt.Errorf("cannot reach the Coordinator at %s (is `clink coordinator` running there?): %v", addr, err)
-	}
-	return do(flightAddr)
+	resp, _, err := callCoordinator[SavepointResponse](ctx, addr, token, actSavepoint, r)
+	return resp, err
 }
