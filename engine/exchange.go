@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -237,17 +238,25 @@ type exchangeOut interface {
 	end() error
 }
 
-// Parallelize turns p copies of one linear pipeline (built for subtasks
-// 0..p-1) into the pipelines of a parallel job: when the chain has a keyed
-// operator, an all-to-all keyed exchange is put in front of it, so that
-// subtask j of the operator sees exactly the keys whose key groups it owns
-// (key group = the engine's key hash mod maxPar, Flink's ranges). The
-// result runs with RunJob. Joins and unions (binary nodes), more than one
-// keyed operator, and stateful operators that are not keyed are refused.
+// KeyedBinary is implemented by binary operators whose state is
+// partitioned by a key of each input (joins).
+type KeyedBinary = op.KeyedBinary
+
+// Parallelize turns p copies of one pipeline (built for subtasks 0..p-1)
+// into the pipelines of a parallel job: an all-to-all keyed exchange is
+// put in front of every keyed operator and in front of each input of a
+// keyed binary operator (a join), so that subtask j of the operator sees
+// exactly the keys whose key groups it owns (key group = the engine's key
+// hash mod maxPar, Flink's ranges). Each exchange cuts the tree: what is
+// below it runs as a pipeline of its own (one per subtask) whose sink is
+// the exchange's upstream end. Stateless operators and unions stay in the
+// subtask of their input. The result runs with RunJob. Stateful operators
+// that are not keyed, and a source read by several nodes (a self-join)
+// whose readers an exchange separates, are refused.
 //
 // A nil copy is a subtask another process runs (a cluster Worker runs
 // some subtasks of a job): it gets no pipelines here, and its ends of the
-// exchange are Edges for the flight package to carry.
+// exchanges are Edges for the flight package to carry.
 func Parallelize(copies []*Pipeline, maxPar, depth int) ([]*Pipeline, error) {
 	p := len(copies)
 	if p == 1 {
@@ -265,80 +274,144 @@ func Parallelize(copies []*Pipeline, maxPar, depth int) ([]*Pipeline, error) {
 	if depth <= 0 {
 		depth = 4
 	}
-	cut := -1
-	var keys []int
-	first := true
-	for _, c := range copies {
+	var xs []*exchange // shared by the copies, in the order of the walk
+	var stages [][]*Pipeline
+	for i, c := range copies {
 		if c == nil {
 			continue
 		}
-		root := c.root()
-		if root.Binary != nil || len(root.Inputs) > 0 {
-			return nil, fmt.Errorf("parallelism > 1 is not supported yet for jobs with joins or UNION")
+		sp := &splitter{c: c, i: i, p: p, maxPar: maxPar, depth: depth, xs: &xs}
+		root, err := sp.rewrite(c.root())
+		if err != nil {
+			return nil, err
 		}
-		for k, o := range root.Ops {
-			name := fmt.Sprintf("op%d", k+1)
-			if k < len(root.Names) {
-				name = root.Names[k]
-			}
-			if ko, ok := o.(Keyed); ok {
-				if first {
-					if cut >= 0 {
-						return nil, fmt.Errorf("parallelism > 1 is not supported yet for more than one keyed operator in a pipeline (%s)", name)
-					}
-					cut, keys = k, ko.KeyColumns()
-				}
-				continue
-			}
-			if _, ok := o.(Stateless); !ok {
-				return nil, fmt.Errorf("parallelism > 1 is not supported yet for operator %s", name)
-			}
+		sp.stages = append(sp.stages, &Pipeline{
+			Name: c.Name, Root: root, Sink: c.Sink, SinkName: c.SinkName,
+			ChannelDepth: c.ChannelDepth, Live: c.Live, Subtask: i, Parallelism: p,
+		})
+		if err := sharedAcross(sp.stages); err != nil {
+			return nil, err
 		}
-		first = false
+		stages = append(stages, sp.stages)
 	}
-	var local []*Pipeline
-	for i, c := range copies {
-		if c != nil {
-			c.Subtask, c.Parallelism = i, p
-			local = append(local, c)
-		}
-	}
-	if cut < 0 {
-		return local, nil // every subtask runs alone
-	}
-	x := newExchange(p, maxPar, depth, keys)
+	// Stage by stage, then subtask by subtask: every process lists the
+	// pipelines of its subtasks in the same order.
 	var out []*Pipeline
-	for i, c := range copies {
-		if c == nil {
-			continue
+	for k := range stages[0] {
+		for _, st := range stages {
+			out = append(out, st[k])
 		}
-		root := c.root()
-		up := &Pipeline{
-			Name:         c.Name,
-			Root:         &Node{Source: root.Source, SourceName: root.SourceName, Ops: root.Ops[:cut], Names: namesUpTo(root.Names, cut)},
-			Sink:         &exchangeSink{x: x, i: i, mem: memory.DefaultAllocator},
-			SinkName:     "exchange",
-			ChannelDepth: c.ChannelDepth,
-			Subtask:      i, Parallelism: p,
-		}
-		out = append(out, up)
-	}
-	for j, c := range copies {
-		if c == nil {
-			continue
-		}
-		root := c.root()
-		down := &Pipeline{
-			Name:         c.Name,
-			Root:         &Node{Source: &exchangeSource{x: x, j: j}, SourceName: "exchange", Ops: root.Ops[cut:], Names: namesFrom(root.Names, cut)},
-			Sink:         c.Sink,
-			SinkName:     c.SinkName,
-			ChannelDepth: c.ChannelDepth,
-			Subtask:      j, Parallelism: p,
-		}
-		out = append(out, down)
 	}
 	return out, nil
+}
+
+// splitter cuts one copy's tree at its exchanges.
+type splitter struct {
+	c                   *Pipeline
+	i, p, maxPar, depth int
+	xs                  *[]*exchange
+	next                int // the next exchange of the walk
+	stages              []*Pipeline
+}
+
+// cut makes n the root of a pipeline feeding the next exchange (keyed by
+// keys) and returns the node that reads the exchange in n's place.
+func (s *splitter) cut(n *Node, keys []int) *Node {
+	if s.next == len(*s.xs) {
+		*s.xs = append(*s.xs, newExchange(s.p, s.maxPar, s.depth, keys))
+	}
+	x := (*s.xs)[s.next]
+	s.next++
+	s.stages = append(s.stages, &Pipeline{
+		Name: s.c.Name, Root: n, Sink: &exchangeSink{x: x, i: s.i, mem: memory.DefaultAllocator}, SinkName: "exchange",
+		ChannelDepth: s.c.ChannelDepth, Subtask: s.i, Parallelism: s.p,
+	})
+	return &Node{Source: &exchangeSource{x: x, j: s.i}, SourceName: "exchange"}
+}
+
+// rewrite returns n with an exchange cut in front of every keyed operator
+// and every input of a keyed binary operator.
+func (s *splitter) rewrite(n *Node) (*Node, error) {
+	opName := func(k int) string {
+		if k < len(n.Names) {
+			return n.Names[k]
+		}
+		return fmt.Sprintf("op%d", k+1)
+	}
+	cur := &Node{Source: n.Source, SourceName: n.SourceName, Binary: n.Binary}
+	if n.Binary != nil {
+		name := fmt.Sprintf("%T", n.Binary)
+		if len(n.Names) > len(n.Ops) {
+			name = n.Names[len(n.Ops)]
+		}
+		kb, keyed := n.Binary.(KeyedBinary)
+		if _, ok := n.Binary.(Stateless); !ok && !keyed {
+			return nil, fmt.Errorf("parallelism > 1 is not supported yet for operator %s", name)
+		}
+		for side, in := range n.Inputs {
+			r, err := s.rewrite(in)
+			if err != nil {
+				return nil, err
+			}
+			if keyed {
+				r = s.cut(r, kb.SideKeyColumns(side))
+			}
+			cur.Inputs = append(cur.Inputs, r)
+		}
+	}
+	from := 0
+	finish := func(to int) {
+		cur.Ops = n.Ops[from:to:to]
+		cur.Names = append([]string(nil), namesFrom(namesUpTo(n.Names, to), from)...)
+		if cur.Binary != nil && len(n.Names) > len(n.Ops) {
+			for len(cur.Names) < len(cur.Ops) {
+				cur.Names = append(cur.Names, opName(from+len(cur.Names)))
+			}
+			cur.Names = append(cur.Names, n.Names[len(n.Ops)])
+		}
+	}
+	for k, o := range n.Ops {
+		if ko, ok := o.(Keyed); ok {
+			finish(k)
+			cur, from = s.cut(cur, ko.KeyColumns()), k
+			continue
+		}
+		if _, ok := o.(Stateless); !ok {
+			return nil, fmt.Errorf("parallelism > 1 is not supported yet for operator %s", opName(k))
+		}
+	}
+	finish(len(n.Ops))
+	return cur, nil
+}
+
+// sharedAcross refuses a source read by nodes of two pipelines: the
+// runtime shares a source only among the nodes of one pipeline.
+func sharedAcross(pipes []*Pipeline) error {
+	at := map[Source]int{}
+	for k, p := range pipes {
+		var err error
+		p.root().walk(func(n *Node) {
+			if n.Binary != nil || n.Source == nil || err != nil {
+				return
+			}
+			if prev, ok := at[n.Source]; ok && prev != k {
+				err = fmt.Errorf("parallelism > 1 is not supported yet for a table read twice by one query (%s) where a keyed exchange separates the readings, e.g. a self-join", strings.TrimPrefix(sourceName(n), "source_"))
+			}
+			at[n.Source] = k
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// walk calls f on n and every node below it, n first.
+func (n *Node) walk(f func(*Node)) {
+	f(n)
+	for _, in := range n.Inputs {
+		in.walk(f)
+	}
 }
 
 // Edge is one channel of a keyed exchange: what upstream subtask From
@@ -356,7 +429,10 @@ type Edge struct {
 }
 
 // Edges lists the channels of the exchanges among pipes, by exchange,
-// then upstream, then downstream subtask.
+// then upstream, then downstream subtask. Exchanges are numbered in the
+// order they first appear (a pipeline's sink before the sources of its
+// tree); Parallelize lists a pipeline feeding an exchange before every
+// pipeline reading it, so the numbers agree in every process.
 func Edges(pipes []*Pipeline) []Edge {
 	var xs []*exchange
 	seen := map[*exchange]bool{}
@@ -370,9 +446,11 @@ func Edges(pipes []*Pipeline) []Edge {
 		if s, ok := p.Sink.(*exchangeSink); ok {
 			add(s.x)
 		}
-		if s, ok := p.root().Source.(*exchangeSource); ok {
-			add(s.x)
-		}
+		p.root().walk(func(n *Node) {
+			if s, ok := n.Source.(*exchangeSource); ok {
+				add(s.x)
+			}
+		})
 	}
 	var out []Edge
 	for k, x := range xs {

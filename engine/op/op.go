@@ -123,3 +123,12 @@ type Stateless interface {
 type Keyed interface {
 	KeyColumns() []int
 }
+
+// KeyedBinary is implemented by binary operators whose state is
+// partitioned by a key of each input (a join): at parallelism > 1 each
+// input's rows go to the subtask that owns their key's key group.
+// SideKeyColumns are the input columns of side 0 (left) or 1 (right); the
+// two sides' key columns have the same types, so equal keys hash alike.
+type KeyedBinary interface {
+	SideKeyColumns(side int) []int
+}

@@ -49,6 +49,12 @@ func (j *Join) sideKeys(side int) []int {
 	return j.cfg.RightKeys
 }
 
+// SideKeyColumns are the join key's columns of side 0 (left) or 1
+// (right): the state of both sides is keyed by them.
+func (j *Join) SideKeyColumns(side int) []int { return slices.Clone(j.sideKeys(side)) }
+
+var _ op.KeyedBinary = (*Join)(nil)
+
 // rowFields are the value columns holding a side's rows.
 func (j *Join) rowFields(side int) []arrow.Field {
 	prefix := [2]string{"l_", "r_"}[side]
