@@ -139,6 +139,18 @@ type Result struct {
 	interleaved bool
 }
 
+// Interleaves reports whether plan at parallelism has a keyed operator
+// whose subtasks feed a keyed exchange: its changelog is then defined only
+// as the table it describes (see Result.interleaved). The cluster test
+// compares such runs materialized.
+func (r *Runner) Interleaves(plan *pb.Plan, parallelism int) (bool, error) {
+	job, err := r.build(plan, 1, parallelism, memory.NewGoAllocator(), io.Discard)
+	if err != nil {
+		return false, err
+	}
+	return interleaves(job.Pipelines), nil
+}
+
 // interleaves reports whether a keyed operator of the job feeds a keyed
 // exchange (Result.interleaved).
 func interleaves(pipes []*engine.Pipeline) bool {
