@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -281,7 +282,7 @@ func Parallelize(copies []*Pipeline, maxPar, depth int) ([]*Pipeline, error) {
 			continue
 		}
 		sp := &splitter{c: c, i: i, p: p, maxPar: maxPar, depth: depth, xs: &xs}
-		root, err := sp.rewrite(c.root())
+		root, _, err := sp.rewrite(c.root())
 		if err != nil {
 			return nil, err
 		}
@@ -329,9 +330,68 @@ func (s *splitter) cut(n *Node, keys []int) *Node {
 	return &Node{Source: &exchangeSource{x: x, j: s.i}, SourceName: "exchange"}
 }
 
+// partitioning is how a stream's rows are spread over the subtasks: by
+// the key in columns cols (hashed into key groups, the exchange's
+// assignment), or, when !keyed, in no known way.
+type partitioning struct {
+	keyed bool
+	cols  []int
+}
+
+// by reports whether the rows are partitioned by exactly the key cols
+// (in this order: the hash combines the columns in order).
+func (pt partitioning) by(cols []int) bool { return pt.keyed && slices.Equal(pt.cols, cols) }
+
+// through is the partitioning after o, a stateless operator: a key
+// column it passes on unchanged stays a key column; a key it drops or
+// computes loses it.
+func (pt partitioning) through(o Operator) partitioning {
+	if !pt.keyed {
+		return pt
+	}
+	pass, ok := o.(Passthrough)
+	if !ok {
+		return partitioning{}
+	}
+	width := -1
+	if sc, ok := o.(interface{ OutputSchema() *arrow.Schema }); ok {
+		width = sc.OutputSchema().NumFields()
+	}
+	out := make([]int, len(pt.cols))
+	for k, c := range pt.cols {
+		out[k] = -1
+		for oc := 0; width < 0 || oc < width; oc++ {
+			in := pass.InputColumn(oc)
+			if in == c {
+				out[k] = oc
+				break
+			}
+			if width < 0 && oc > c { // an operator keeping columns in place
+				break
+			}
+		}
+		if out[k] < 0 {
+			return partitioning{}
+		}
+	}
+	return partitioning{keyed: true, cols: out}
+}
+
+// after is the partitioning of what a keyed operator o emits.
+func after(o any) partitioning {
+	if ko, ok := o.(KeyedOutput); ok {
+		if cols := ko.OutputKeyColumns(); cols != nil {
+			return partitioning{keyed: true, cols: cols}
+		}
+	}
+	return partitioning{}
+}
+
 // rewrite returns n with an exchange cut in front of every keyed operator
-// and every input of a keyed binary operator.
-func (s *splitter) rewrite(n *Node) (*Node, error) {
+// and every input of a keyed binary operator, unless its input is already
+// partitioned by its key (a forward edge: the same key at the same
+// parallelism), and how n's output is partitioned.
+func (s *splitter) rewrite(n *Node) (*Node, partitioning, error) {
 	opName := func(k int) string {
 		if k < len(n.Names) {
 			return n.Names[k]
@@ -339,6 +399,7 @@ func (s *splitter) rewrite(n *Node) (*Node, error) {
 		return fmt.Sprintf("op%d", k+1)
 	}
 	cur := &Node{Source: n.Source, SourceName: n.SourceName, Binary: n.Binary}
+	var pt partitioning // a source's rows: no known partitioning
 	if n.Binary != nil {
 		name := fmt.Sprintf("%T", n.Binary)
 		if len(n.Names) > len(n.Ops) {
@@ -346,17 +407,25 @@ func (s *splitter) rewrite(n *Node) (*Node, error) {
 		}
 		kb, keyed := n.Binary.(KeyedBinary)
 		if _, ok := n.Binary.(Stateless); !ok && !keyed {
-			return nil, fmt.Errorf("parallelism > 1 is not supported yet for operator %s", name)
+			return nil, pt, fmt.Errorf("parallelism > 1 is not supported yet for operator %s", name)
 		}
+		var ins []partitioning
 		for side, in := range n.Inputs {
-			r, err := s.rewrite(in)
+			r, ipt, err := s.rewrite(in)
 			if err != nil {
-				return nil, err
+				return nil, pt, err
 			}
-			if keyed {
+			if keyed && !ipt.by(kb.SideKeyColumns(side)) {
 				r = s.cut(r, kb.SideKeyColumns(side))
 			}
 			cur.Inputs = append(cur.Inputs, r)
+			ins = append(ins, ipt)
+		}
+		switch {
+		case keyed:
+			pt = after(n.Binary)
+		case len(ins) == 2 && ins[0].by(ins[1].cols): // a union of two streams partitioned alike
+			pt = ins[0]
 		}
 	}
 	from := 0
@@ -372,16 +441,20 @@ func (s *splitter) rewrite(n *Node) (*Node, error) {
 	}
 	for k, o := range n.Ops {
 		if ko, ok := o.(Keyed); ok {
-			finish(k)
-			cur, from = s.cut(cur, ko.KeyColumns()), k
+			if keys := ko.KeyColumns(); !pt.by(keys) {
+				finish(k)
+				cur, from = s.cut(cur, keys), k
+			}
+			pt = after(o)
 			continue
 		}
 		if _, ok := o.(Stateless); !ok {
-			return nil, fmt.Errorf("parallelism > 1 is not supported yet for operator %s", opName(k))
+			return nil, pt, fmt.Errorf("parallelism > 1 is not supported yet for operator %s", opName(k))
 		}
+		pt = pt.through(o)
 	}
 	finish(len(n.Ops))
-	return cur, nil
+	return cur, pt, nil
 }
 
 // sharedAcross refuses a source read by nodes of two pipelines: the

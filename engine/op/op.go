@@ -132,3 +132,19 @@ type Keyed interface {
 type KeyedBinary interface {
 	SideKeyColumns(side int) []int
 }
+
+// KeyedOutput is implemented by keyed operators whose output rows carry
+// their key unchanged: OutputKeyColumns are the output columns holding
+// the key, in KeyColumns order (nil: the output is not partitioned by a
+// key). At parallelism > 1 a keyed operator downstream whose key is that
+// same key needs no exchange: the rows are already on their subtask.
+type KeyedOutput interface {
+	OutputKeyColumns() []int
+}
+
+// Passthrough is implemented by stateless operators that pass columns on
+// unchanged: InputColumn is the input column output column c is (-1: a
+// computed column).
+type Passthrough interface {
+	InputColumn(c int) int
+}

@@ -77,3 +77,20 @@ func (p *Project) Stateless() {}
 
 // Stateless: a rename keeps nothing between batches.
 func (r *Rename) Stateless() {}
+
+// InputColumn is the column output c references, or -1 when it is
+// computed.
+func (p *Project) InputColumn(c int) int {
+	if i, ok := kernels.ColIndex(p.Exprs[c]); ok {
+		return i
+	}
+	return -1
+}
+
+// InputColumn: a rename keeps every column in place.
+func (r *Rename) InputColumn(c int) int { return c }
+
+var (
+	_ Passthrough = (*Project)(nil)
+	_ Passthrough = (*Rename)(nil)
+)
