@@ -243,6 +243,13 @@ type exchangeOut interface {
 // partitioned by a key of each input (joins).
 type KeyedBinary = op.KeyedBinary
 
+// KeyedOutput and Passthrough tell Parallelize how a stream stays
+// partitioned through operators.
+type (
+	KeyedOutput = op.KeyedOutput
+	Passthrough = op.Passthrough
+)
+
 // Parallelize turns p copies of one pipeline (built for subtasks 0..p-1)
 // into the pipelines of a parallel job: an all-to-all keyed exchange is
 // put in front of every keyed operator and in front of each input of a
@@ -353,24 +360,9 @@ func (pt partitioning) through(o Operator) partitioning {
 	if !ok {
 		return partitioning{}
 	}
-	width := -1
-	if sc, ok := o.(interface{ OutputSchema() *arrow.Schema }); ok {
-		width = sc.OutputSchema().NumFields()
-	}
 	out := make([]int, len(pt.cols))
 	for k, c := range pt.cols {
-		out[k] = -1
-		for oc := 0; width < 0 || oc < width; oc++ {
-			in := pass.InputColumn(oc)
-			if in == c {
-				out[k] = oc
-				break
-			}
-			if width < 0 && oc > c { // an operator keeping columns in place
-				break
-			}
-		}
-		if out[k] < 0 {
+		if out[k] = pass.OutputColumn(c); out[k] < 0 {
 			return partitioning{}
 		}
 	}
@@ -424,7 +416,7 @@ func (s *splitter) rewrite(n *Node) (*Node, partitioning, error) {
 		switch {
 		case keyed:
 			pt = after(n.Binary)
-		case len(ins) == 2 && ins[0].by(ins[1].cols): // a union of two streams partitioned alike
+		case len(ins) == 2 && ins[1].keyed && ins[0].by(ins[1].cols): // a union of two streams partitioned alike
 			pt = ins[0]
 		}
 	}

@@ -43,7 +43,7 @@ func (f *Filter) Process(b *vector.Batch, out Output) error {
 // Stateless: a filter keeps nothing between batches.
 func (f *Filter) Stateless() {}
 
-// InputColumn: a filter keeps every column in place.
-func (f *Filter) InputColumn(c int) int { return c }
+// OutputColumn: a filter keeps every column in place.
+func (f *Filter) OutputColumn(c int) int { return c }
 
 var _ Passthrough = (*Filter)(nil)

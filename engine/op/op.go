@@ -143,8 +143,8 @@ type KeyedOutput interface {
 }
 
 // Passthrough is implemented by stateless operators that pass columns on
-// unchanged: InputColumn is the input column output column c is (-1: a
-// computed column).
+// unchanged: OutputColumn is the first output column that is input
+// column c unchanged (-1: none).
 type Passthrough interface {
-	InputColumn(c int) int
+	OutputColumn(c int) int
 }

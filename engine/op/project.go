@@ -78,17 +78,18 @@ func (p *Project) Stateless() {}
 // Stateless: a rename keeps nothing between batches.
 func (r *Rename) Stateless() {}
 
-// InputColumn is the column output c references, or -1 when it is
-// computed.
-func (p *Project) InputColumn(c int) int {
-	if i, ok := kernels.ColIndex(p.Exprs[c]); ok {
-		return i
+// OutputColumn is the first output that references input column c.
+func (p *Project) OutputColumn(c int) int {
+	for o, e := range p.Exprs {
+		if i, ok := kernels.ColIndex(e); ok && i == c {
+			return o
+		}
 	}
 	return -1
 }
 
-// InputColumn: a rename keeps every column in place.
-func (r *Rename) InputColumn(c int) int { return c }
+// OutputColumn: a rename keeps every column in place.
+func (r *Rename) OutputColumn(c int) int { return c }
 
 var (
 	_ Passthrough = (*Project)(nil)
