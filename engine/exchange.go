@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -241,17 +243,32 @@ type exchangeOut interface {
 	end() error
 }
 
-// Parallelize turns p copies of one linear pipeline (built for subtasks
-// 0..p-1) into the pipelines of a parallel job: when the chain has a keyed
-// operator, an all-to-all keyed exchange is put in front of it, so that
-// subtask j of the operator sees exactly the keys whose key groups it owns
-// (key group = the engine's key hash mod maxPar, Flink's ranges). The
-// result runs with RunJob. Joins and unions (binary nodes), more than one
-// keyed operator, and stateful operators that are not keyed are refused.
+// KeyedBinary is implemented by binary operators whose state is
+// partitioned by a key of each input (joins).
+type KeyedBinary = op.KeyedBinary
+
+// KeyedOutput and Passthrough tell Parallelize how a stream stays
+// partitioned through operators.
+type (
+	KeyedOutput = op.KeyedOutput
+	Passthrough = op.Passthrough
+)
+
+// Parallelize turns p copies of one pipeline (built for subtasks 0..p-1)
+// into the pipelines of a parallel job: an all-to-all keyed exchange is
+// put in front of every keyed operator and in front of each input of a
+// keyed binary operator (a join), so that subtask j of the operator sees
+// exactly the keys whose key groups it owns (key group = the engine's key
+// hash mod maxPar, Flink's ranges). Each exchange cuts the tree: what is
+// below it runs as a pipeline of its own (one per subtask) whose sink is
+// the exchange's upstream end. Stateless operators and unions stay in the
+// subtask of their input. The result runs with RunJob. Stateful operators
+// that are not keyed, and a source read by several nodes (a self-join)
+// whose readers an exchange separates, are refused.
 //
 // A nil copy is a subtask another process runs (a cluster Worker runs
 // some subtasks of a job): it gets no pipelines here, and its ends of the
-// exchange are Edges for the flight package to carry.
+// exchanges are Edges for the flight package to carry.
 func Parallelize(copies []*Pipeline, maxPar, depth int) ([]*Pipeline, error) {
 	p := len(copies)
 	if p == 1 {
@@ -269,82 +286,203 @@ func Parallelize(copies []*Pipeline, maxPar, depth int) ([]*Pipeline, error) {
 	if depth <= 0 {
 		depth = 4
 	}
-	cut := -1
-	var keys []int
-	first := true
-	for _, c := range copies {
+	var xs []*exchange // shared by the copies, in the order of the walk
+	var stages [][]*Pipeline
+	for i, c := range copies {
 		if c == nil {
 			continue
 		}
-		root := c.root()
-		if root.Binary != nil || len(root.Inputs) > 0 {
-			return nil, fmt.Errorf("parallelism > 1 is not supported yet for jobs with joins or UNION")
+		sp := &splitter{c: c, i: i, p: p, maxPar: maxPar, depth: depth, xs: &xs}
+		root, _, err := sp.rewrite(c.root())
+		if err != nil {
+			return nil, err
 		}
-		for k, o := range root.Ops {
-			name := fmt.Sprintf("op%d", k+1)
-			if k < len(root.Names) {
-				name = root.Names[k]
-			}
-			if ko, ok := o.(Keyed); ok {
-				if first {
-					if cut >= 0 {
-						return nil, fmt.Errorf("parallelism > 1 is not supported yet for more than one keyed operator in a pipeline (%s)", name)
-					}
-					cut, keys = k, ko.KeyColumns()
-				}
-				continue
-			}
-			if _, ok := o.(Stateless); !ok {
-				return nil, fmt.Errorf("parallelism > 1 is not supported yet for operator %s", name)
-			}
+		sp.stages = append(sp.stages, &Pipeline{
+			Name: c.Name, Root: root, Sink: c.Sink, SinkName: c.SinkName, SinkSig: c.SinkSig,
+			ChannelDepth: c.ChannelDepth, Live: c.Live, Subtask: i, Parallelism: p,
+		})
+		if err := sharedAcross(sp.stages); err != nil {
+			return nil, err
 		}
-		first = false
+		stages = append(stages, sp.stages)
 	}
-	var local []*Pipeline
-	for i, c := range copies {
-		if c != nil {
-			c.Subtask, c.Parallelism = i, p
-			local = append(local, c)
-		}
-	}
-	if cut < 0 {
-		return local, nil // every subtask runs alone
-	}
-	x := newExchange(p, maxPar, depth, keys)
+	// Stage by stage, then subtask by subtask: every process lists the
+	// pipelines of its subtasks in the same order.
 	var out []*Pipeline
-	for i, c := range copies {
-		if c == nil {
-			continue
+	for k := range stages[0] {
+		for _, st := range stages {
+			out = append(out, st[k])
 		}
-		root := c.root()
-		up := &Pipeline{
-			Name:         c.Name,
-			Root:         &Node{Source: root.Source, SourceName: root.SourceName, SourceSig: root.SourceSig, Ops: root.Ops[:cut], Names: namesUpTo(root.Names, cut), Sigs: namesUpTo(root.Sigs, cut)},
-			Sink:         &exchangeSink{x: x, i: i, mem: memory.DefaultAllocator},
-			SinkName:     "exchange",
-			SinkSig:      checkpoint.Signature{"kind": "sink", "table": "exchange"},
-			ChannelDepth: c.ChannelDepth,
-			Subtask:      i, Parallelism: p,
-		}
-		out = append(out, up)
-	}
-	for j, c := range copies {
-		if c == nil {
-			continue
-		}
-		root := c.root()
-		down := &Pipeline{
-			Name:         c.Name,
-			Root:         &Node{Source: &exchangeSource{x: x, j: j}, SourceName: "exchange", SourceSig: checkpoint.Signature{"kind": "source", "table": "exchange"}, Ops: root.Ops[cut:], Names: namesFrom(root.Names, cut), Sigs: namesFrom(root.Sigs, cut)},
-			Sink:         c.Sink,
-			SinkName:     c.SinkName,
-			SinkSig:      c.SinkSig,
-			ChannelDepth: c.ChannelDepth,
-			Subtask:      j, Parallelism: p,
-		}
-		out = append(out, down)
 	}
 	return out, nil
+}
+
+// splitter cuts one copy's tree at its exchanges.
+type splitter struct {
+	c                   *Pipeline
+	i, p, maxPar, depth int
+	xs                  *[]*exchange
+	next                int // the next exchange of the walk
+	stages              []*Pipeline
+}
+
+// cut makes n the root of a pipeline feeding the next exchange (keyed by
+// keys) and returns the node that reads the exchange in n's place.
+func (s *splitter) cut(n *Node, keys []int) *Node {
+	if s.next == len(*s.xs) {
+		*s.xs = append(*s.xs, newExchange(s.p, s.maxPar, s.depth, keys))
+	}
+	x := (*s.xs)[s.next]
+	s.next++
+	s.stages = append(s.stages, &Pipeline{
+		Name: s.c.Name, Root: n, Sink: &exchangeSink{x: x, i: s.i, mem: memory.DefaultAllocator}, SinkName: "exchange",
+		SinkSig:      checkpoint.Signature{"kind": "sink", "table": "exchange"},
+		ChannelDepth: s.c.ChannelDepth, Subtask: s.i, Parallelism: s.p,
+	})
+	return &Node{Source: &exchangeSource{x: x, j: s.i}, SourceName: "exchange", SourceSig: checkpoint.Signature{"kind": "source", "table": "exchange"}}
+}
+
+// partitioning is how a stream's rows are spread over the subtasks: by
+// the key in columns cols (hashed into key groups, the exchange's
+// assignment), or, when !keyed, in no known way.
+type partitioning struct {
+	keyed bool
+	cols  []int
+}
+
+// by reports whether the rows are partitioned by exactly the key cols
+// (in this order: the hash combines the columns in order).
+func (pt partitioning) by(cols []int) bool { return pt.keyed && slices.Equal(pt.cols, cols) }
+
+// through is the partitioning after o, a stateless operator: a key
+// column it passes on unchanged stays a key column; a key it drops or
+// computes loses it.
+func (pt partitioning) through(o Operator) partitioning {
+	if !pt.keyed {
+		return pt
+	}
+	pass, ok := o.(Passthrough)
+	if !ok {
+		return partitioning{}
+	}
+	out := make([]int, len(pt.cols))
+	for k, c := range pt.cols {
+		if out[k] = pass.OutputColumn(c); out[k] < 0 {
+			return partitioning{}
+		}
+	}
+	return partitioning{keyed: true, cols: out}
+}
+
+// after is the partitioning of what a keyed operator o emits.
+func after(o any) partitioning {
+	if ko, ok := o.(KeyedOutput); ok {
+		if cols := ko.OutputKeyColumns(); cols != nil {
+			return partitioning{keyed: true, cols: cols}
+		}
+	}
+	return partitioning{}
+}
+
+// rewrite returns n with an exchange cut in front of every keyed operator
+// and every input of a keyed binary operator, unless its input is already
+// partitioned by its key (a forward edge: the same key at the same
+// parallelism), and how n's output is partitioned.
+func (s *splitter) rewrite(n *Node) (*Node, partitioning, error) {
+	opName := func(k int) string {
+		if k < len(n.Names) {
+			return n.Names[k]
+		}
+		return fmt.Sprintf("op%d", k+1)
+	}
+	cur := &Node{Source: n.Source, SourceName: n.SourceName, SourceSig: n.SourceSig, Binary: n.Binary, BinarySig: n.BinarySig}
+	var pt partitioning // a source's rows: no known partitioning
+	if n.Binary != nil {
+		name := fmt.Sprintf("%T", n.Binary)
+		if len(n.Names) > len(n.Ops) {
+			name = n.Names[len(n.Ops)]
+		}
+		kb, keyed := n.Binary.(KeyedBinary)
+		if _, ok := n.Binary.(Stateless); !ok && !keyed {
+			return nil, pt, fmt.Errorf("parallelism > 1 is not supported yet for operator %s", name)
+		}
+		var ins []partitioning
+		for side, in := range n.Inputs {
+			r, ipt, err := s.rewrite(in)
+			if err != nil {
+				return nil, pt, err
+			}
+			if keyed && !ipt.by(kb.SideKeyColumns(side)) {
+				r = s.cut(r, kb.SideKeyColumns(side))
+			}
+			cur.Inputs = append(cur.Inputs, r)
+			ins = append(ins, ipt)
+		}
+		switch {
+		case keyed:
+			pt = after(n.Binary)
+		case len(ins) == 2 && ins[1].keyed && ins[0].by(ins[1].cols): // a union of two streams partitioned alike
+			pt = ins[0]
+		}
+	}
+	from := 0
+	finish := func(to int) {
+		cur.Ops = n.Ops[from:to:to]
+		cur.Sigs = namesFrom(namesUpTo(n.Sigs, to), from)
+		cur.Names = append([]string(nil), namesFrom(namesUpTo(n.Names, to), from)...)
+		if cur.Binary != nil && len(n.Names) > len(n.Ops) {
+			for len(cur.Names) < len(cur.Ops) {
+				cur.Names = append(cur.Names, opName(from+len(cur.Names)))
+			}
+			cur.Names = append(cur.Names, n.Names[len(n.Ops)])
+		}
+	}
+	for k, o := range n.Ops {
+		if ko, ok := o.(Keyed); ok {
+			if keys := ko.KeyColumns(); !pt.by(keys) {
+				finish(k)
+				cur, from = s.cut(cur, keys), k
+			}
+			pt = after(o)
+			continue
+		}
+		if _, ok := o.(Stateless); !ok {
+			return nil, pt, fmt.Errorf("parallelism > 1 is not supported yet for operator %s", opName(k))
+		}
+		pt = pt.through(o)
+	}
+	finish(len(n.Ops))
+	return cur, pt, nil
+}
+
+// sharedAcross refuses a source read by nodes of two pipelines: the
+// runtime shares a source only among the nodes of one pipeline.
+func sharedAcross(pipes []*Pipeline) error {
+	at := map[Source]int{}
+	for k, p := range pipes {
+		var err error
+		p.root().walk(func(n *Node) {
+			if n.Binary != nil || n.Source == nil || err != nil {
+				return
+			}
+			if prev, ok := at[n.Source]; ok && prev != k {
+				err = fmt.Errorf("parallelism > 1 is not supported yet for a table read twice by one query (%s) where a keyed exchange separates the readings, e.g. a self-join", strings.TrimPrefix(sourceName(n), "source_"))
+			}
+			at[n.Source] = k
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// walk calls f on n and every node below it, n first.
+func (n *Node) walk(f func(*Node)) {
+	f(n)
+	for _, in := range n.Inputs {
+		in.walk(f)
+	}
 }
 
 // Edge is one channel of a keyed exchange: what upstream subtask From
@@ -362,7 +500,10 @@ type Edge struct {
 }
 
 // Edges lists the channels of the exchanges among pipes, by exchange,
-// then upstream, then downstream subtask.
+// then upstream, then downstream subtask. Exchanges are numbered in the
+// order they first appear (a pipeline's sink before the sources of its
+// tree); Parallelize lists a pipeline feeding an exchange before every
+// pipeline reading it, so the numbers agree in every process.
 func Edges(pipes []*Pipeline) []Edge {
 	var xs []*exchange
 	seen := map[*exchange]bool{}
@@ -376,9 +517,11 @@ func Edges(pipes []*Pipeline) []Edge {
 		if s, ok := p.Sink.(*exchangeSink); ok {
 			add(s.x)
 		}
-		if s, ok := p.root().Source.(*exchangeSource); ok {
-			add(s.x)
-		}
+		p.root().walk(func(n *Node) {
+			if s, ok := n.Source.(*exchangeSource); ok {
+				add(s.x)
+			}
+		})
 	}
 	var out []Edge
 	for k, x := range xs {

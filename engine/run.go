@@ -55,9 +55,11 @@ func RunJob(ctx context.Context, pipes []*Pipeline, cfg *CheckpointConfig) ([]*S
 		if b, ok := p.Sink.(exchangeBinder); ok {
 			b.bindExchange(ctx2)
 		}
-		if b, ok := p.root().Source.(exchangeBinder); ok {
-			b.bindExchange(ctx2)
-		}
+		p.root().walk(func(n *Node) {
+			if b, ok := n.Source.(exchangeBinder); ok {
+				b.bindExchange(ctx2)
+			}
+		})
 	}
 	runners := make([]*runner, len(pipes))
 	ended := make([]bool, len(pipes))

@@ -62,6 +62,15 @@ func ColRef(index int, t arrow.DataType, name string) Expr {
 	return &exprCol{index: index, typ: t, name: name}
 }
 
+// ColIndex reports the column e reads when e is a plain column reference
+// (ColRef).
+func ColIndex(e Expr) (int, bool) {
+	if c, ok := e.(*exprCol); ok {
+		return c.index, true
+	}
+	return 0, false
+}
+
 func (c *exprCol) Type() arrow.DataType { return c.typ }
 func (c *exprCol) exprMayFail() bool    { return false }
 

@@ -42,3 +42,8 @@ func (f *Filter) Process(b *vector.Batch, out Output) error {
 
 // Stateless: a filter keeps nothing between batches.
 func (f *Filter) Stateless() {}
+
+// OutputColumn: a filter keeps every column in place.
+func (f *Filter) OutputColumn(c int) int { return c }
+
+var _ Passthrough = (*Filter)(nil)

@@ -123,3 +123,28 @@ type Stateless interface {
 type Keyed interface {
 	KeyColumns() []int
 }
+
+// KeyedBinary is implemented by binary operators whose state is
+// partitioned by a key of each input (a join): at parallelism > 1 each
+// input's rows go to the subtask that owns their key's key group.
+// SideKeyColumns are the input columns of side 0 (left) or 1 (right); the
+// two sides' key columns have the same types, so equal keys hash alike.
+type KeyedBinary interface {
+	SideKeyColumns(side int) []int
+}
+
+// KeyedOutput is implemented by keyed operators whose output rows carry
+// their key unchanged: OutputKeyColumns are the output columns holding
+// the key, in KeyColumns order (nil: the output is not partitioned by a
+// key). At parallelism > 1 a keyed operator downstream whose key is that
+// same key needs no exchange: the rows are already on their subtask.
+type KeyedOutput interface {
+	OutputKeyColumns() []int
+}
+
+// Passthrough is implemented by stateless operators that pass columns on
+// unchanged: OutputColumn is the first output column that is input
+// column c unchanged (-1: none).
+type Passthrough interface {
+	OutputColumn(c int) int
+}

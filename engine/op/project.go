@@ -77,3 +77,21 @@ func (p *Project) Stateless() {}
 
 // Stateless: a rename keeps nothing between batches.
 func (r *Rename) Stateless() {}
+
+// OutputColumn is the first output that references input column c.
+func (p *Project) OutputColumn(c int) int {
+	for o, e := range p.Exprs {
+		if i, ok := kernels.ColIndex(e); ok && i == c {
+			return o
+		}
+	}
+	return -1
+}
+
+// OutputColumn: a rename keeps every column in place.
+func (r *Rename) OutputColumn(c int) int { return c }
+
+var (
+	_ Passthrough = (*Project)(nil)
+	_ Passthrough = (*Rename)(nil)
+)

@@ -226,8 +226,15 @@ func TestLogicOnCluster(t *testing.T) {
 					if mat {
 						rows, _ = logictest.Materialize(rows)
 					}
-					if !slices.Equal(rows, ref.Rows) {
-						t.Errorf("%s: parallelism %d on the cluster:\n%s\nembedded:\n%s", where, par, strings.Join(rows, "\n"), strings.Join(ref.Rows, "\n"))
+					want := ref.Rows
+					if il, err := r.Interleaves(plan, par); err == nil && il && !mat {
+						// Only the table the changelog describes is the
+						// same at every parallelism.
+						rows, _ = logictest.Materialize(rows)
+						want, _ = logictest.Materialize(want)
+					}
+					if !slices.Equal(rows, want) {
+						t.Errorf("%s: parallelism %d on the cluster:\n%s\nembedded:\n%s", where, par, strings.Join(rows, "\n"), strings.Join(want, "\n"))
 					}
 					if d.LateDropped != ref.Late || d.RecordsSkipped != ref.Skipped {
 						t.Errorf("%s: parallelism %d: late %d skipped %d, embedded late %d skipped %d", where, par, d.LateDropped, d.RecordsSkipped, ref.Late, ref.Skipped)

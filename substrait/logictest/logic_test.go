@@ -1,6 +1,7 @@
 package logictest
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"hash/fnv"
@@ -141,6 +142,18 @@ func runFile(t *testing.T, path string, all *modeTally) {
 			want := slices.Clone(b.Body)
 			slices.Sort(want)
 			for _, res := range results {
+				if res.interleaved && !slices.Equal(res.Rows, results[0].Rows) {
+					// Only the table the changelog describes is defined
+					// (Result.interleaved).
+					got, err1 := Materialize(res.Rows)
+					base, err2 := Materialize(results[0].Rows)
+					if err := errors.Join(err1, err2); err != nil {
+						t.Errorf("%s: %s: %v", where, res.Label, err)
+					}
+					if slices.Equal(got, base) {
+						res.Rows = results[0].Rows
+					}
+				}
 				if !slices.Equal(res.Rows, results[0].Rows) {
 					t.Errorf("%s: %s gives different rows than %s:\n%s\nvs\n%s", where, res.Label, results[0].Label, strings.Join(res.Rows, "\n"), strings.Join(results[0].Rows, "\n"))
 				}

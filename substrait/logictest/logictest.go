@@ -131,6 +131,45 @@ type Result struct {
 	printSinks map[string]bool
 	restored   *restoreMode // the parallelisms of a crash-and-restore run
 	discarded  int          // rows the crashed run staged after its cut
+	// interleaved is true when a keyed operator's subtasks feed a keyed
+	// exchange: their changelogs reach the next keyed operator in an
+	// order that depends on scheduling, so only the table the changelog
+	// describes is the same at every parallelism (as in Flink), not how it
+	// splits into changes.
+	interleaved bool
+}
+
+// Interleaves reports whether plan at parallelism has a keyed operator
+// whose subtasks feed a keyed exchange: its changelog is then defined only
+// as the table it describes (see Result.interleaved). The cluster test
+// compares such runs materialized.
+func (r *Runner) Interleaves(plan *pb.Plan, parallelism int) (bool, error) {
+	job, err := r.build(plan, 1, parallelism, memory.NewGoAllocator(), io.Discard)
+	if err != nil {
+		return false, err
+	}
+	return interleaves(job.Pipelines), nil
+}
+
+// interleaves reports whether a keyed operator of the job feeds a keyed
+// exchange (Result.interleaved).
+func interleaves(pipes []*engine.Pipeline) bool {
+	for _, p := range pipes {
+		if !internal(p.Sink) {
+			continue
+		}
+		for _, n := range nodes(p) {
+			if _, ok := n.Binary.(engine.KeyedBinary); ok {
+				return true
+			}
+			for _, o := range n.Ops {
+				if _, ok := o.(engine.Keyed); ok {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // Runner holds a file's state while it runs.
@@ -347,7 +386,7 @@ func (r *Runner) Run(plan *pb.Plan, batch, parallelism int) Result {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	stats, err := job.Run(ctx)
-	res := Result{Err: err, SinkRows: sinkRows, sourceRows: map[string]int64{}}
+	res := Result{Err: err, SinkRows: sinkRows, sourceRows: map[string]int64{}, interleaved: interleaves(job.Pipelines)}
 	for k, c := range counted {
 		res.sourceRows[k] = c.rows
 	}

@@ -661,6 +661,7 @@ func (r *Runner) RunRestored(data []byte, batch, from, to int, cuts map[string]i
 		return Result{Err: fmt.Errorf("first run, at parallelism %d: %w", from, err)}
 	}
 	res := r.resume(data, batch, to, cut, dir, store)
+	res.interleaved = res.interleaved || cut.interleaved
 	if res.Err != nil {
 		res.Err = fmt.Errorf("run restored from checkpoint %d at parallelism %d: %w", cut.id, to, res.Err)
 		return res
@@ -710,6 +711,7 @@ type cutPoint struct {
 	fp            string
 	id            uint64
 	late, skipped int64
+	interleaved   bool // see Result.interleaved
 }
 
 // crash is the first run of RunRestored.
@@ -727,6 +729,7 @@ func (r *Runner) crash(data []byte, batch, par int, cuts map[string]int64, dir s
 	if err != nil {
 		return cut, err
 	}
+	cut.interleaved = interleaves(job.Pipelines)
 	var srcs []*cutSource
 	eachSource(job.Pipelines, func(key string, src engine.Source) engine.Source {
 		cs, ok := src.(engine.CheckpointedSource)
@@ -824,7 +827,7 @@ func (r *Runner) resume(data []byte, batch, par int, cut cutPoint, dir string, s
 	if err != nil {
 		return Result{Err: err}
 	}
-	res := Result{printSinks: map[string]bool{}}
+	res := Result{printSinks: map[string]bool{}, interleaved: interleaves(job.Pipelines)}
 	for _, p := range job.Pipelines {
 		if _, ok := p.Sink.(*print.Sink); ok {
 			res.printSinks[p.SinkName] = true

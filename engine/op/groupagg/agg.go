@@ -214,11 +214,21 @@ func (g *Agg) output(b *vector.Batch, rows, idx []int32, old []bool, kinds []vec
 // KeyColumns are the input columns of the GROUP BY key.
 func (g *Agg) KeyColumns() []int { return append([]int(nil), g.cfg.Keys...) }
 
+// OutputKeyColumns: the output starts with the key columns.
+func (g *Agg) OutputKeyColumns() []int {
+	out := make([]int, len(g.cfg.Keys))
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
 var (
 	_ op.Operator      = (*Agg)(nil)
 	_ op.StatsReporter = (*Agg)(nil)
 	_ op.Stateful      = (*Agg)(nil)
 	_ op.Keyed         = (*Agg)(nil)
+	_ op.KeyedOutput   = (*Agg)(nil)
 )
 
 // Process folds the batch and emits the changes.

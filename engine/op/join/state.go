@@ -49,6 +49,33 @@ func (j *Join) sideKeys(side int) []int {
 	return j.cfg.RightKeys
 }
 
+// SideKeyColumns are the join key's columns of side 0 (left) or 1
+// (right): the state of both sides is keyed by them.
+func (j *Join) SideKeyColumns(side int) []int { return slices.Clone(j.sideKeys(side)) }
+
+// OutputKeyColumns are the output columns every row's key is in: the
+// left key's for inner and left joins (a right row appears only matched),
+// the right key's for right joins; none for full joins (an unmatched row
+// of either side has only its own side's key).
+func (j *Join) OutputKeyColumns() []int {
+	switch j.cfg.Kind {
+	case Inner, Left:
+		return slices.Clone(j.cfg.LeftKeys)
+	case Right:
+		out := make([]int, len(j.cfg.RightKeys))
+		for i, c := range j.cfg.RightKeys {
+			out[i] = j.cfg.Left.NumFields() + c
+		}
+		return out
+	}
+	return nil
+}
+
+var (
+	_ op.KeyedBinary = (*Join)(nil)
+	_ op.KeyedOutput = (*Join)(nil)
+)
+
 // rowFields are the value columns holding a side's rows.
 func (j *Join) rowFields(side int) []arrow.Field {
 	prefix := [2]string{"l_", "r_"}[side]

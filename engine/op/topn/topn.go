@@ -488,12 +488,16 @@ func (t *Ranker) Close() error {
 // KeyColumns are the input columns of the PARTITION BY key.
 func (t *Ranker) KeyColumns() []int { return append([]int(nil), t.cfg.Partition...) }
 
+// OutputKeyColumns: the input columns pass through in place.
+func (t *Ranker) OutputKeyColumns() []int { return t.KeyColumns() }
+
 var (
 	_ op.Operator         = (*Ranker)(nil)
 	_ op.WatermarkHandler = (*Ranker)(nil)
 	_ op.Closer           = (*Ranker)(nil)
 	_ op.Stateful         = (*Ranker)(nil)
 	_ op.Keyed            = (*Ranker)(nil)
+	_ op.KeyedOutput      = (*Ranker)(nil)
 )
 
 // Process ranks a batch; unwindowed Top-N emits its changelog.

@@ -705,12 +705,22 @@ func winInt64Array(mem memory.Allocator, v []int64) arrow.Array {
 // KeyColumns are the input columns of the group key (besides the window).
 func (w *Agg) KeyColumns() []int { return append([]int(nil), w.cfg.Keys...) }
 
+// OutputKeyColumns: the key columns follow window_start and window_end.
+func (w *Agg) OutputKeyColumns() []int {
+	out := make([]int, len(w.cfg.Keys))
+	for i := range out {
+		out[i] = 2 + i
+	}
+	return out
+}
+
 var (
 	_ op.Operator         = (*Agg)(nil)
 	_ op.WatermarkHandler = (*Agg)(nil)
 	_ op.StatsReporter    = (*Agg)(nil)
 	_ op.Stateful         = (*Agg)(nil)
 	_ op.Keyed            = (*Agg)(nil)
+	_ op.KeyedOutput      = (*Agg)(nil)
 )
 
 // Updating reports whether the output is a changelog: with allowed
