@@ -242,6 +242,7 @@ type reader struct {
 	dec     *cjson.Decoder
 	wms     *engine.PartitionWatermarks
 	lastWM  int64
+	idle    bool // the watermark status emitted last is idle
 	segs    []segment
 	batchAt time.Time
 	batch   int
@@ -437,7 +438,12 @@ func (r *reader) loop(ctx context.Context) error {
 	s := r.s
 	if len(r.parts) == 0 && !s.bounded {
 		// Nothing assigned to this subtask: it idles until stopped,
-		// passing checkpoint barriers on.
+		// passing checkpoint barriers on. It says so downstream, so that
+		// it does not hold back the watermark of the subtasks it feeds.
+		r.idle = true
+		if err := r.emit(engine.Message{Kind: engine.KindIdle}); err != nil {
+			return err
+		}
 		for {
 			select {
 			case <-ctx.Done():
@@ -487,6 +493,11 @@ func (r *reader) loop(ctx context.Context) error {
 					if st.idle {
 						st.idle = false
 						r.wms.SetIdle(li, false)
+						// Downstream hears the source is active
+						// before its rows.
+						if err := r.status(); err != nil {
+							return err
+						}
 					}
 					err := r.records(ctx, li, fp.Records)
 					for _, rec := range fp.Records {
@@ -520,6 +531,9 @@ func (r *reader) loop(ctx context.Context) error {
 			r.cl.RemoveConsumePartitions(map[string][]int32{s.topic: drop})
 			finished = finished[:0]
 			if err := r.watermark(); err != nil {
+				return err
+			}
+			if err := r.status(); err != nil {
 				return err
 			}
 		}
@@ -686,6 +700,29 @@ func (r *reader) publish() {
 	s.mu.Unlock()
 }
 
+// status emits the source's watermark status when it changed: idle when
+// every partition that has not finished is idle (Flink's
+// WatermarkStatus.IDLE; the subtasks it feeds then leave it out of their
+// watermark), active again when one speaks.
+func (r *reader) status() error {
+	all, any := true, false
+	for i := range r.parts {
+		if st := &r.parts[i]; !st.done {
+			any = true
+			all = all && st.idle
+		}
+	}
+	idle := any && all
+	if !any || idle == r.idle {
+		return nil
+	}
+	r.idle = idle
+	if idle {
+		return r.emit(engine.Message{Kind: engine.KindIdle})
+	}
+	return r.emit(engine.Message{Kind: engine.KindActive})
+}
+
 // checkIdle sets aside partitions quiet for idle_timeout_ms, oldest first,
 // moving the watermark after each as if they had turned idle one by one.
 func (r *reader) checkIdle(now time.Time) error {
@@ -705,7 +742,7 @@ func (r *reader) checkIdle(now time.Time) error {
 			}
 		}
 		if oldest < 0 {
-			return nil
+			return r.status()
 		}
 		if !flushed {
 			// Rows already read go out before the watermark moves.
