@@ -143,6 +143,8 @@ type running struct {
 	done   chan struct{}
 	stats  []*engine.Stats
 	err    error
+	// sources are the job's Kafka sources (startParallel).
+	sources []*kafka.Source
 }
 
 // start plans and starts SQL embedded with the given batch size.

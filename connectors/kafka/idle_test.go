@@ -13,6 +13,7 @@ import (
 
 	"github.com/clink-dev/clink/connectors"
 	"github.com/clink-dev/clink/connectors/builtin"
+	"github.com/clink-dev/clink/connectors/kafka"
 	"github.com/clink-dev/clink/engine"
 	"github.com/clink-dev/clink/kernels"
 	"github.com/clink-dev/clink/substrait/planner"
@@ -34,6 +35,18 @@ func startParallel(t *testing.T, script string, parallelism int, timeout time.Du
 	j, err := planner.BuildParallel(plan, planner.Env{Connectors: reg, Funcs: funcs, Runtime: rt}, parallelism)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var walk func(n *engine.Node)
+	walk = func(n *engine.Node) {
+		if src, ok := n.Source.(*kafka.Source); ok {
+			r.sources = append(r.sources, src)
+		}
+		for _, in := range n.Inputs {
+			walk(in)
+		}
+	}
+	for _, p := range j.Pipelines {
+		walk(p.Root)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	r.cancel = cancel
@@ -134,6 +147,34 @@ func produceIdle(t *testing.T, addr string, rows []idleRow) {
 	produce(t, addr, "r", recs...)
 }
 
+func countPart(rows []idleRow, part int32) int {
+	n := 0
+	for _, r := range rows {
+		if r.part == part {
+			n++
+		}
+	}
+	return n
+}
+
+// waitOffset waits until the job's sources have read partition part up to
+// offset off.
+func (r *running) waitOffset(part int32, off int64, timeout time.Duration) {
+	r.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		for _, src := range r.sources {
+			if src.Offsets()[part] >= off {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("partition %d not read up to offset %d in %s", part, off, timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // waitLines waits until the job printed n lines (or timeout), then a
 // moment for wrong extra ones.
 func (r *running) waitLines(n int, timeout time.Duration) []string {
@@ -197,12 +238,18 @@ func TestSourceIdleSubtasks(t *testing.T) {
 			// Phase 2: partition 3 speaks again, first with a row for a
 			// window that fired (late), then on; every partition but 2
 			// ends at 100 s, so the windows ending by 98 s fire.
-			phase2 := []idleRow{{3, "c", 25000, 7}, {3, "c", 70000, 8}, {3, "c", 75000, 9}, {3, "c", 100000, 10}}
+			// Partition 3's rows go first and are read before the others
+			// move the watermark on (were they read after, its windows
+			// would have fired without them: late, as in Flink).
+			back := []idleRow{{3, "c", 25000, 7}, {3, "c", 70000, 8}, {3, "c", 75000, 9}, {3, "c", 100000, 10}}
+			produceIdle(t, b.Addr(), back)
+			r.waitOffset(3, int64(countPart(phase1, 3)+len(back)), 30*time.Second)
+			var phase2 []idleRow
 			phase2 = append(phase2, idleRun(0, []string{"a", "d"}, 62000, 100000, 1100, 100)...)
 			phase2 = append(phase2, idleRun(1, []string{"b"}, 61000, 100000, 1300, 200)...)
 			phase2 = append(phase2, idleRow{0, "a", 100000, 11}, idleRow{1, "b", 100000, 12})
 			produceIdle(t, b.Addr(), phase2)
-			model.add(phase2, w1)
+			model.add(append(back, phase2...), w1)
 			want := model.closed(100000 - idleLag)
 			got := r.waitLines(len(want), 60*time.Second)
 			close(alive)
