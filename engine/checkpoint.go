@@ -187,8 +187,10 @@ type ClusterCheckpoints struct {
 	// Complete delivers the ids the Coordinator completed (manifest
 	// written): the two-phase sinks publish them.
 	Complete <-chan uint64
-	// Ack reports this process's parts of checkpoint id.
-	Ack func(id uint64, parts []checkpoint.PartInfo) error
+	// Ack reports this process's parts of checkpoint id and its operators
+	// with state (the manifest's operators: the Coordinator unions every
+	// process's).
+	Ack func(id uint64, parts []checkpoint.PartInfo, ops []checkpoint.OperatorInfo) error
 	// Finished is called once every local subtask has finished; the job
 	// then waits for the final checkpoint (triggered once every Worker's
 	// subtasks finished) to complete, so that its two-phase sinks publish
@@ -669,7 +671,7 @@ func (ck *checkpointer) completeCP(id uint64) error {
 		if err != nil {
 			return err
 		}
-		return cl.Ack(id, parts)
+		return cl.Ack(id, parts, ck.operators())
 	}
 	err := p.w.Commit(checkpoint.Meta{Job: ck.cfg.Job, Fingerprint: ck.cfg.Fingerprint, Operators: ck.operators()})
 	if err != nil {

@@ -267,7 +267,7 @@ func cmdExplain(args []string) int {
 // submit sends the plan to a Coordinator and prints the job id and its
 // guarantee.
 func submit(ctx context.Context, addr string, plan *pb.Plan, name string, set map[string]bool, parallelism int, cko *checkpointFlags) int {
-	for _, f := range []string{"batch-size", "linger", "cpuprofile", "allow-non-restored-state"} {
+	for _, f := range []string{"batch-size", "linger", "cpuprofile"} {
 		if set[f] {
 			fmt.Fprintf(os.Stderr, "error: --%s is not supported with --coordinator\n", f)
 			return 2
@@ -310,7 +310,7 @@ func submit(ctx context.Context, addr string, plan *pb.Plan, name string, set ma
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 2
 	}
-	req := &cluster.SubmitRequest{Name: name, Plan: data, Fresh: cko.fresh, FromCheckpoint: cko.from}
+	req := &cluster.SubmitRequest{Name: name, Plan: data, Fresh: cko.fresh, FromCheckpoint: cko.from, AllowNonRestoredState: cko.allowNonRestored}
 	if cko.fromSP != "" {
 		// The Coordinator and the Workers read it: make it this shell's.
 		if req.FromSavepoint, err = filepath.Abs(cko.fromSP); err != nil {

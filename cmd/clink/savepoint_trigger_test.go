@@ -18,8 +18,9 @@ import (
 // TestClusterSavepoint: `clink savepoint` takes a savepoint of a running
 // cluster job (it runs on) into <checkpoint dir>/savepoints; checkpoints
 // retained 1 remove the checkpoint it was taken as, not the savepoint;
-// after a cancel, the same SQL submitted over HTTP with from_savepoint,
-// and then run embedded with `clink run --from-savepoint`, each resume from
+// after a cancel, a script dropping the window's state is refused, the
+// SQL with a changed watermark lag submitted over HTTP with
+// from_savepoint, and then the first run embedded with `clink run --from-savepoint`, each resume from
 // it and write every window exactly once (the sensors verifier).
 func TestClusterSavepoint(t *testing.T) {
 	if testing.Short() {
@@ -92,9 +93,9 @@ FROM readings GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor_id;
 	if err := <-produced; err != nil {
 		t.Fatal(err)
 	}
-	vargs := []string{"-in", out, "-lag", "3000", "-window", "10000", "-ticks", strconv.Itoa(c.Ticks)}
-	verified := func(what string) {
+	verified := func(what, lag string) {
 		t.Helper()
+		vargs := []string{"-in", out, "-lag", lag, "-window", "10000", "-ticks", strconv.Itoa(c.Ticks)}
 		var report string
 		for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(250 * time.Millisecond) {
 			o, err := exec.Command(verify, vargs...).Output()
@@ -108,8 +109,24 @@ FROM readings GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor_id;
 		}
 	}
 
-	// HTTP submit with from_savepoint.
-	body, _ := json.Marshal(map[string]any{"sql": sql, "name": "pipeline", "parallelism": 2, "from_savepoint": sp})
+	// The window aggregate removed: its state would be lost; the
+	// Coordinator refuses the restore, naming it, before any Worker runs.
+	dropped := strings.Replace(sql, "SELECT sensor_id, window_start, window_end, COUNT(*), AVG(temp_c), MIN(temp_c), MAX(temp_c)\nFROM readings GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor_id;",
+		"SELECT sensor_id, ts, ts, 1, temp_c, temp_c, temp_c FROM readings;", 1)
+	body, _ := json.Marshal(map[string]any{"sql": dropped, "name": "pipeline", "parallelism": 2, "from_savepoint": sp})
+	var refused struct {
+		Errors []string `json:"errors"`
+	}
+	if code := post(t, httpAddr, "/api/v1/jobs", string(body), &refused); code != http.StatusBadRequest ||
+		!strings.Contains(strings.Join(refused.Errors, ""), "window_aggregate") || !strings.Contains(strings.Join(refused.Errors, ""), "--allow-non-restored-state") {
+		t.Fatalf("restore dropping the window's state: %d %q", code, refused.Errors)
+	}
+
+	// HTTP submit with from_savepoint, the watermark lag changed (it
+	// does not shape state: every operator restores; no reading is late
+	// at either lag, so every window is the same).
+	sql2 := strings.Replace(sql, "'watermark_lag_ms' = '3000'", "'watermark_lag_ms' = '6000'", 1)
+	body, _ = json.Marshal(map[string]any{"sql": sql2, "name": "pipeline", "parallelism": 2, "from_savepoint": sp})
 	var sub struct {
 		Job           int    `json:"job"`
 		RestorePoint  uint64 `json:"restore_point"`
@@ -131,7 +148,7 @@ FROM readings GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor_id;
 			t.Fatalf("no checkpoint after the restore:\n%s", log.String())
 		}
 	}
-	verified("restored over HTTP")
+	verified("restored over HTTP", "6000")
 	if !strings.Contains(log.String(), "job_id="+job2+" restore point: checkpoint "+m[1]+" (savepoint "+sp+")") {
 		t.Errorf("the log does not name the savepoint restored")
 	}
@@ -153,7 +170,7 @@ FROM readings GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor_id;
 			t.Fatalf("no checkpoint of the embedded run:\n%s", elog.String())
 		}
 	}
-	verified("restored embedded")
+	verified("restored embedded", "3000")
 	if !strings.Contains(elog.String(), "restore point: checkpoint "+m[1]+" (savepoint "+sp+")") {
 		t.Errorf("embedded run's stderr:\n%s", elog.String())
 	}

@@ -212,17 +212,21 @@ func (c *Coordinator) getJobs(w http.ResponseWriter, _ *http.Request) {
 }
 
 // postJob submits SQL: {"sql": "...", "name": "...", "parallelism": N,
-// "fresh": false, "from_checkpoint": 0, "from_savepoint": "DIR"}.
+// "fresh": false, "from_checkpoint": 0, "from_savepoint": "DIR",
+// "allow_non_restored_state": false}. An unknown field is refused.
 func (c *Coordinator) postJob(w http.ResponseWriter, r *http.Request) {
 	var req struct {
-		SQL            string `json:"sql"`
-		Name           string `json:"name"`
-		Parallelism    int    `json:"parallelism"`
-		Fresh          bool   `json:"fresh"`
-		FromCheckpoint uint64 `json:"from_checkpoint"`
-		FromSavepoint  string `json:"from_savepoint"`
+		SQL              string `json:"sql"`
+		Name             string `json:"name"`
+		Parallelism      int    `json:"parallelism"`
+		Fresh            bool   `json:"fresh"`
+		FromCheckpoint   uint64 `json:"from_checkpoint"`
+		FromSavepoint    string `json:"from_savepoint"`
+		AllowNonRestored bool   `json:"allow_non_restored_state"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
 		writeErr(w, http.StatusBadRequest, fmt.Errorf("request body: %v", err))
 		return
 	}
@@ -236,7 +240,7 @@ func (c *Coordinator) postJob(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusInternalServerError, err)
 		return
 	}
-	resp, err := c.Submit(&SubmitRequest{Name: req.Name, Plan: data, Parallelism: req.Parallelism, Fresh: req.Fresh, FromCheckpoint: req.FromCheckpoint, FromSavepoint: req.FromSavepoint})
+	resp, err := c.Submit(&SubmitRequest{Name: req.Name, Plan: data, Parallelism: req.Parallelism, Fresh: req.Fresh, FromCheckpoint: req.FromCheckpoint, FromSavepoint: req.FromSavepoint, AllowNonRestoredState: req.AllowNonRestored})
 	if err != nil {
 		writeErr(w, http.StatusBadRequest, err)
 		return

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ type pendingCk struct {
 	id    uint64
 	w     *checkpoint.Writer
 	acks  map[string][]checkpoint.PartInfo
+	ops   map[string][]checkpoint.OperatorInfo // per Worker
 	start time.Time
 	kind  string          // checkpoint, final, savepoint
 	stop  chan stopResult // stop-with-savepoint waits for it
@@ -105,7 +107,7 @@ func (ctl *controller) trigger(kind string) error {
 	if err != nil {
 		return err
 	}
-	a.pending = &pendingCk{id: id, w: w, acks: map[string][]checkpoint.PartInfo{}, start: time.Now(), kind: kind}
+	a.pending = &pendingCk{id: id, w: w, acks: map[string][]checkpoint.PartInfo{}, ops: map[string][]checkpoint.OperatorInfo{}, start: time.Now(), kind: kind}
 	for wid := range a.workers {
 		cl, ok := c.client(wid)
 		if !ok {
@@ -134,6 +136,28 @@ func (ctl *controller) trigger(kind string) error {
 	return nil
 }
 
+// operators unions the Workers' operators with state, by name, the
+// Workers in the order of their ids (each runs every operator of its
+// subtasks: they list much the same).
+func (p *pendingCk) operators() []checkpoint.OperatorInfo {
+	ids := make([]string, 0, len(p.ops))
+	for id := range p.ops {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	out := []checkpoint.OperatorInfo{}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		for _, o := range p.ops[id] {
+			if !seen[o.Operator] {
+				seen[o.Operator] = true
+				out = append(out, o)
+			}
+		}
+	}
+	return out
+}
+
 // acked notes a Worker's parts of the pending checkpoint; true: every
 // Worker's are in.
 func (ctl *controller) acked(ev event) bool {
@@ -142,6 +166,7 @@ func (ctl *controller) acked(ev event) bool {
 		return false
 	}
 	p.acks[ev.worker] = ev.parts
+	p.ops[ev.worker] = ev.ops
 	return len(p.acks) == len(ctl.a.workers)
 }
 
@@ -166,7 +191,7 @@ func (ctl *controller) complete() error {
 	for _, ps := range p.acks {
 		parts = append(parts, ps...)
 	}
-	meta := checkpoint.Meta{Job: j.name, Fingerprint: j.fingerprint, Parts: parts,
+	meta := checkpoint.Meta{Job: j.name, Fingerprint: j.fingerprint, Parts: parts, Operators: p.operators(),
 		Properties: map[string]string{"job_id": j.id, "attempt": strconv.Itoa(a.ref.Attempt), "kind": p.kind}}
 	if err := p.w.Commit(meta); err != nil {
 		c.recordCk(j, p, "FAILED", err.Error(), nil)

@@ -126,6 +126,11 @@ type job struct {
 	store       *checkpoint.Store
 	ckDir       string
 	fingerprint string
+	// stateOps are the job's operators with state (as a restore compares
+	// them with a checkpoint's); allowNonRestored lets a restore drop
+	// the state of operators the job no longer has.
+	stateOps         []checkpoint.OperatorInfo
+	allowNonRestored bool
 	interval    time.Duration
 	retain      int
 	fresh       bool
@@ -182,6 +187,7 @@ type event struct {
 	worker  string
 	id      uint64
 	parts   []checkpoint.PartInfo
+	ops     []checkpoint.OperatorInfo
 	err     string
 	late    int64
 	skipped int64
@@ -246,7 +252,7 @@ func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 	handle(srv, actRegister, c.register)
 	handle(srv, actHeartbeat, c.heartbeat)
 	handle(srv, actAck, func(_ context.Context, r *ackReq) (any, error) {
-		return nil, c.send(r.attemptRef, event{kind: evAck, worker: r.Worker, id: r.ID, parts: r.Parts})
+		return nil, c.send(r.attemptRef, event{kind: evAck, worker: r.Worker, id: r.ID, parts: r.Parts, ops: r.Operators})
 	})
 	handle(srv, actFinished, func(_ context.Context, r *workerReport) (any, error) {
 		return nil, c.send(r.attemptRef, event{kind: evFinished, worker: r.Worker})
@@ -481,6 +487,10 @@ func (c *Coordinator) Submit(r *SubmitRequest) (*SubmitResponse, error) {
 		if j.fingerprint, err = substrait.Fingerprint(&plan); err != nil {
 			return nil, err
 		}
+		if j.stateOps, err = planner.StateOperators(&plan, planner.Env{Connectors: c.cfg.Connectors, Funcs: c.funcs, Runtime: rt}); err != nil {
+			return nil, err
+		}
+		j.allowNonRestored = r.AllowNonRestoredState
 		if j.spDir, err = c.savepointDir(j, settings); err != nil {
 			return nil, err
 		}
@@ -495,8 +505,8 @@ func (c *Coordinator) Submit(r *SubmitRequest) (*SubmitResponse, error) {
 			return nil, err
 		}
 		resp.CheckpointDir, resp.RestorePoint = j.ckDir, id
-	} else if r.Fresh || r.FromCheckpoint != 0 || r.FromSavepoint != "" {
-		return nil, fmt.Errorf("from_checkpoint, from_savepoint and fresh need a checkpoint directory")
+	} else if r.Fresh || r.FromCheckpoint != 0 || r.FromSavepoint != "" || r.AllowNonRestoredState {
+		return nil, fmt.Errorf("from_checkpoint, from_savepoint, fresh and allow_non_restored_state need a checkpoint directory")
 	}
 	j.guarantee = engine.Guarantee(built.Pipelines, j.store != nil)
 	c.mu.Lock()
@@ -548,7 +558,7 @@ func (c *Coordinator) restorePoint(j *job) (uint64, error) {
 		return 0, nil
 	}
 	if j.fromSP != nil {
-		if err := checkFingerprint(j.fromSP, j.fingerprint); err != nil {
+		if err := j.checkRestore(j.fromSP); err != nil {
 			return 0, err
 		}
 		return j.fromSP.ID, nil
@@ -558,7 +568,7 @@ func (c *Coordinator) restorePoint(j *job) (uint64, error) {
 		if err != nil {
 			return 0, err
 		}
-		if err := checkFingerprint(cp, j.fingerprint); err != nil {
+		if err := j.checkRestore(cp); err != nil {
 			return 0, err
 		}
 		return j.from, nil
@@ -571,17 +581,26 @@ func (c *Coordinator) restorePoint(j *job) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := checkFingerprint(cp, j.fingerprint); err != nil {
+	if err := j.checkRestore(cp); err != nil {
 		return 0, err
 	}
 	return id, nil
 }
 
-func checkFingerprint(cp *checkpoint.Checkpoint, fp string) error {
-	if cp.Manifest.Fingerprint != fp {
-		return fmt.Errorf("checkpoint %d in %s was taken by a different job (plan fingerprint %s, this job's is %s); submit with fresh, or give the SQL that wrote it", cp.ID, filepath.Dir(cp.Path), cp.Manifest.Fingerprint, fp)
+// checkRestore refuses a checkpoint the job cannot restore, as a Worker
+// would (checkpoint.Compare, operator by operator), before any Worker
+// starts: an incompatible operator, or dropped state without
+// allowNonRestored. A checkpoint of an earlier build lists no operators:
+// then the plan must be the same.
+func (j *job) checkRestore(cp *checkpoint.Checkpoint) error {
+	m := cp.Manifest
+	if m.Operators == nil {
+		if m.Fingerprint != j.fingerprint {
+			return fmt.Errorf("checkpoint %d in %s was taken by a different job (plan fingerprint %s, this job's is %s); submit with fresh, or give the SQL that wrote it", cp.ID, filepath.Dir(cp.Path), m.Fingerprint, j.fingerprint)
+		}
+		return nil
 	}
-	return nil
+	return checkpoint.Refusal(cp.ID, checkpoint.Compare(m.Operators, j.stateOps, j.allowNonRestored))
 }
 
 // end sets a job's final state.

@@ -102,6 +102,9 @@ type ckSpec struct {
 	// a savepoint.
 	RestoreDir  string `json:"restore_dir,omitempty"`
 	Fingerprint string `json:"fingerprint"`
+	// AllowNonRestoredState lets the restore drop the state of operators
+	// the job no longer has.
+	AllowNonRestoredState bool `json:"allow_non_restored_state,omitempty"`
 }
 
 type triggerReq struct {
@@ -115,6 +118,8 @@ type ackReq struct {
 	Worker string                `json:"worker"`
 	ID     uint64                `json:"id"`
 	Parts  []checkpoint.PartInfo `json:"parts"`
+	// Operators are the Worker's operators with state.
+	Operators []checkpoint.OperatorInfo `json:"operators,omitempty"`
 }
 
 type workerReport struct {
@@ -141,6 +146,10 @@ type SubmitRequest struct {
 	// chk-<id> directory) instead; new checkpoints go to the job's
 	// directory as always.
 	FromSavepoint string `json:"from_savepoint,omitempty"`
+	// AllowNonRestoredState lets the restore drop the state of operators
+	// the job no longer has (Flink's --allowNonRestoredState); without
+	// it, such a restore is refused.
+	AllowNonRestoredState bool `json:"allow_non_restored_state,omitempty"`
 	// BatchSize and LingerMS shape the micro-batches (defaults 8192 rows,
 	// 20 ms).
 	BatchSize int `json:"batch_size,omitempty"`
