@@ -19,7 +19,7 @@ var rewrite = flag.Bool("rewrite", false, "rewrite expected rows, errors and gol
 
 // TestLogic runs every testdata/*.test file. Each query runs from a plan
 // round-tripped through protobuf bytes, three ways: straight, at batch
-// sizes 1, 7, 1024 and a random size and at parallelism 2 and 3 where the
+// sizes 1, 7, 1024 and a random size and at parallelism 2, 3 and 4 where the
 // plan runs in parallel; crashed right after a checkpoint whose barrier
 // sits at a cut drawn from the file's seed, and restored from it at the
 // same parallelism; and the same restored at another parallelism, where the

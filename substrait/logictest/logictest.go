@@ -256,7 +256,7 @@ func (r *Runner) Statement(sqlText string) error {
 }
 
 // Query compiles sqlText, round-trips the plan through protobuf bytes, and
-// runs it once per batch size, and at parallelism 2 and 3 where the plan
+// runs it once per batch size, and at parallelism 2, 3 and 4 where the plan
 // runs in parallel. With restore it also runs it crashed at a checkpoint
 // and restored (RunRestored): at parallelism 1 and, where the plan runs in
 // parallel, at one parallelism above 1 restored at the same, at a higher
@@ -284,10 +284,10 @@ func (r *Runner) Query(sqlText string, restore bool) (results []Result, notes []
 		results = append(results, res)
 		rows[1] = res.sourceRows
 	}
-	// The same rows at parallelism 2 and 3 (DESIGN §3), for the jobs that
-	// run in parallel.
+	// The same rows at parallelism 2, 3 and 4 (DESIGN §3), for the jobs
+	// that run in parallel.
 	var serial error // why the plan runs at parallelism 1 only
-	for _, p := range []int{2, 3} {
+	for _, p := range []int{2, 3, 4} {
 		back, err := unmarshal(data)
 		if err != nil {
 			return nil, nil, err
@@ -327,8 +327,8 @@ func (r *Runner) Query(sqlText string, restore bool) (results []Result, notes []
 	batch := 1 + rng.IntN(10)
 	modes := []restoreMode{{1, 1}}
 	if serial == nil {
-		p := 1 + rng.IntN(3)
-		modes = []restoreMode{{p, p}, {p, 1 + (p+rng.IntN(2))%3}}
+		p := 1 + rng.IntN(4)
+		modes = []restoreMode{{p, p}, {p, 1 + (p+rng.IntN(3))%4}}
 	} else {
 		notes = append(notes, fmt.Sprintf("restore at another parallelism not supported (the plan runs at parallelism 1 only): %v", serial))
 	}
