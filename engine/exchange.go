@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -262,9 +261,11 @@ type (
 // hash mod maxPar, Flink's ranges). Each exchange cuts the tree: what is
 // below it runs as a pipeline of its own (one per subtask) whose sink is
 // the exchange's upstream end. Stateless operators and unions stay in the
-// subtask of their input. The result runs with RunJob. Stateful operators
-// that are not keyed, and a source read by several nodes (a self-join)
-// whose readers an exchange separates, are refused.
+// subtask of their input. A source read by several nodes (a self-join)
+// runs once per subtask in a pipeline of its own, behind a tee whose
+// channels the reading nodes read (tee.go). The result runs with RunJob.
+// A stateful operator that is neither keyed nor a join is refused (every
+// operator of the engine is one or the other).
 //
 // A nil copy is a subtask another process runs (a cluster Worker runs
 // some subtasks of a job): it gets no pipelines here, and its ends of the
@@ -292,7 +293,12 @@ func Parallelize(copies []*Pipeline, maxPar, depth int) ([]*Pipeline, error) {
 		if c == nil {
 			continue
 		}
-		sp := &splitter{c: c, i: i, p: p, maxPar: maxPar, depth: depth, xs: &xs}
+		sp := &splitter{c: c, i: i, p: p, maxPar: maxPar, depth: depth, xs: &xs, readers: map[Source]int{}, tees: map[Source]*teeAt{}}
+		c.root().walk(func(n *Node) {
+			if n.Binary == nil && n.Source != nil {
+				sp.readers[n.Source]++
+			}
+		})
 		root, _, err := sp.rewrite(c.root())
 		if err != nil {
 			return nil, err
@@ -301,9 +307,6 @@ func Parallelize(copies []*Pipeline, maxPar, depth int) ([]*Pipeline, error) {
 			Name: c.Name, Root: root, Sink: c.Sink, SinkName: c.SinkName, SinkSig: c.SinkSig,
 			ChannelDepth: c.ChannelDepth, Live: c.Live, Subtask: i, Parallelism: p,
 		})
-		if err := sharedAcross(sp.stages); err != nil {
-			return nil, err
-		}
 		stages = append(stages, sp.stages)
 	}
 	// Stage by stage, then subtask by subtask: every process lists the
@@ -324,6 +327,38 @@ type splitter struct {
 	xs                  *[]*exchange
 	next                int // the next exchange of the walk
 	stages              []*Pipeline
+	// readers counts the nodes reading each source; a source read by
+	// several runs once, in a pipeline of its own, behind a tee.
+	readers map[Source]int
+	tees    map[Source]*teeAt
+}
+
+// teeAt is a shared source's tee and the next reading to hand out.
+type teeAt struct {
+	t    *tee
+	next int
+}
+
+// reading returns the node that reads leaf n's source: n itself, or, for
+// a source several nodes read, the next channel of its tee (the first
+// reading puts the source's pipeline in front of the others).
+func (s *splitter) reading(n *Node) *Node {
+	k := s.readers[n.Source]
+	if k < 2 {
+		return &Node{Source: n.Source, SourceName: n.SourceName, SourceSig: n.SourceSig}
+	}
+	at := s.tees[n.Source]
+	if at == nil {
+		at = &teeAt{t: newTee(k, s.depth)}
+		s.tees[n.Source] = at
+		s.stages = append(s.stages, &Pipeline{
+			Name: s.c.Name, Root: &Node{Source: n.Source, SourceName: n.SourceName, SourceSig: n.SourceSig},
+			Sink: &teeSink{t: at.t}, SinkName: "tee", SinkSig: checkpoint.Signature{"kind": "sink", "table": "tee"},
+			ChannelDepth: s.c.ChannelDepth, Subtask: s.i, Parallelism: s.p,
+		})
+	}
+	at.next++
+	return &Node{Source: &teeSource{t: at.t, k: at.next - 1}, SourceName: "tee", SourceSig: teeSig}
 }
 
 // cut makes n the root of a pipeline feeding the next exchange (keyed by
@@ -395,7 +430,10 @@ func (s *splitter) rewrite(n *Node) (*Node, partitioning, error) {
 		}
 		return fmt.Sprintf("op%d", k+1)
 	}
-	cur := &Node{Source: n.Source, SourceName: n.SourceName, SourceSig: n.SourceSig, Binary: n.Binary, BinarySig: n.BinarySig}
+	cur := &Node{Binary: n.Binary, BinarySig: n.BinarySig}
+	if n.Binary == nil && n.Source != nil {
+		cur = s.reading(n)
+	}
 	var pt partitioning // a source's rows: no known partitioning
 	if n.Binary != nil {
 		name := fmt.Sprintf("%T", n.Binary)
@@ -453,28 +491,6 @@ func (s *splitter) rewrite(n *Node) (*Node, partitioning, error) {
 	}
 	finish(len(n.Ops))
 	return cur, pt, nil
-}
-
-// sharedAcross refuses a source read by nodes of two pipelines: the
-// runtime shares a source only among the nodes of one pipeline.
-func sharedAcross(pipes []*Pipeline) error {
-	at := map[Source]int{}
-	for k, p := range pipes {
-		var err error
-		p.root().walk(func(n *Node) {
-			if n.Binary != nil || n.Source == nil || err != nil {
-				return
-			}
-			if prev, ok := at[n.Source]; ok && prev != k {
-				err = fmt.Errorf("parallelism > 1 is not supported yet for a table read twice by one query (%s) where a keyed exchange separates the readings, e.g. a self-join", strings.TrimPrefix(sourceName(n), "source_"))
-			}
-			at[n.Source] = k
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // walk calls f on n and every node below it, n first.

@@ -212,9 +212,6 @@ func TestLogicOnCluster(t *testing.T) {
 				for _, par := range []int{1, 2, 4} {
 					rows, d, err := tc.runPlan(t, plan, par, 7)
 					if err != nil {
-						if par > 1 && strings.Contains(err.Error(), "parallelism > 1 is not supported yet") {
-							break
-						}
 						t.Fatalf("%s: parallelism %d: %v", where, par, err)
 					}
 					if par > 1 {

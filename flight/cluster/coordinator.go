@@ -131,16 +131,16 @@ type job struct {
 	// the state of operators the job no longer has.
 	stateOps         []checkpoint.OperatorInfo
 	allowNonRestored bool
-	interval    time.Duration
-	retain      int
-	fresh       bool
-	from        uint64
-	nextCk      uint64
-	history     []ckRecord
-	latest      *ckRecord
-	ckCount     int
-	ckFailed    int
-	restoredIDs []uint64
+	interval         time.Duration
+	retain           int
+	fresh            bool
+	from             uint64
+	nextCk           uint64
+	history          []ckRecord
+	latest           *ckRecord
+	ckCount          int
+	ckFailed         int
+	restoredIDs      []uint64
 	// based: an attempt started, restoring base (0: none); later attempts
 	// fall back to it.
 	based bool

@@ -19,11 +19,10 @@ var rewrite = flag.Bool("rewrite", false, "rewrite expected rows, errors and gol
 
 // TestLogic runs every testdata/*.test file. Each query runs from a plan
 // round-tripped through protobuf bytes, three ways: straight, at batch
-// sizes 1, 7, 1024 and a random size and at parallelism 2, 3 and 4 where the
-// plan runs in parallel; crashed right after a checkpoint whose barrier
-// sits at a cut drawn from the file's seed, and restored from it at the
-// same parallelism; and the same restored at another parallelism, where the
-// plan runs in parallel (Runner.Query, Runner.RunRestored). A query
+// sizes 1, 7, 1024 and a random size and at parallelism 2, 3 and 4;
+// crashed right after a checkpoint whose barrier sits at a cut drawn from
+// the file's seed, and restored from it at the same parallelism; and the
+// same restored at another parallelism (Runner.Query, Runner.RunRestored). A query
 // expected to fail runs straight only. Every run must give the expected
 // multiset of rows, late-row and skipped-record counts, and leave no Arrow
 // memory allocated. The log names the runs a plan does not support, and

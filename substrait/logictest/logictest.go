@@ -256,11 +256,10 @@ func (r *Runner) Statement(sqlText string) error {
 }
 
 // Query compiles sqlText, round-trips the plan through protobuf bytes, and
-// runs it once per batch size, and at parallelism 2, 3 and 4 where the plan
-// runs in parallel. With restore it also runs it crashed at a checkpoint
-// and restored (RunRestored): at parallelism 1 and, where the plan runs in
-// parallel, at one parallelism above 1 restored at the same, at a higher
-// and at a lower one. Every run of a query is one Result. Notes name the
+// runs it once per batch size, and at parallelism 2, 3 and 4. With restore
+// it also runs it crashed at a checkpoint and restored (RunRestored): at a
+// parallelism from 1 to 4 restored at the same and at another one (both
+// drawn from the file's seed). Every run of a query is one Result. Notes name the
 // crash-and-restore runs the plan does not support, with the reason.
 func (r *Runner) Query(sqlText string, restore bool) (results []Result, notes []string, err error) {
 	plan, _, err := r.Compile(sqlText)
@@ -284,19 +283,13 @@ func (r *Runner) Query(sqlText string, restore bool) (results []Result, notes []
 		results = append(results, res)
 		rows[1] = res.sourceRows
 	}
-	// The same rows at parallelism 2, 3 and 4 (DESIGN §3), for the jobs
-	// that run in parallel.
-	var serial error // why the plan runs at parallelism 1 only
+	// The same rows at parallelism 2, 3 and 4 (DESIGN §3).
 	for _, p := range []int{2, 3, 4} {
 		back, err := unmarshal(data)
 		if err != nil {
 			return nil, nil, err
 		}
 		res := r.Run(back, 7, p)
-		if res.Err != nil && strings.Contains(res.Err.Error(), "parallelism > 1 is not supported yet") {
-			serial = res.Err
-			continue
-		}
 		res.Label = fmt.Sprintf("batch size 7 at parallelism %d", p)
 		results = append(results, res)
 		rows[p] = res.sourceRows
@@ -325,13 +318,8 @@ func (r *Runner) Query(sqlText string, restore bool) (results []Result, notes []
 	// and the query's place in the file: a failure repeats.
 	rng := rand.New(rand.NewPCG(r.Seed, uint64(r.queries)))
 	batch := 1 + rng.IntN(10)
-	modes := []restoreMode{{1, 1}}
-	if serial == nil {
-		p := 1 + rng.IntN(4)
-		modes = []restoreMode{{p, p}, {p, 1 + (p+rng.IntN(3))%4}}
-	} else {
-		notes = append(notes, fmt.Sprintf("restore at another parallelism not supported (the plan runs at parallelism 1 only): %v", serial))
-	}
+	p := 1 + rng.IntN(4)
+	modes := []restoreMode{{p, p}, {p, 1 + (p+rng.IntN(3))%4}}
 	for _, m := range modes {
 		counts := rows[m.from]
 		cuts := map[string]int64{}
