@@ -145,6 +145,12 @@ var CommonSourceOptions = []Option{
 	{Name: "on_error", Aliases: []string{"json.ignore-parse-errors"}, ValueAliases: map[string]string{"true": "skip", "false": "fail"}, Type: Enum, Values: []string{"fail", "skip"}, Default: "fail", Description: "what a malformed record does: stop the job naming it, or skip and count it", Example: "skip"},
 }
 
+// ScanParallelismOption is the source option (Flink's name) that reads a
+// table with fewer subtasks than the job's; the planner reads it. Sources
+// that split their input by subtask (Kafka partitions, files) accept it.
+var ScanParallelismOption = Option{Name: "scan.parallelism", Type: Int,
+	Description: "source: how many of the job's subtasks read the table (at most the job's parallelism; the others read nothing and are idle); default: the job's parallelism", Example: "2"}
+
 // CommonSinkOptions are accepted by every sink connector.
 var CommonSinkOptions = []Option{
 	{Name: "connector", Type: String, Required: true, Description: "the connector name", Example: "file"},

@@ -37,7 +37,7 @@ var spec = &connectors.Spec{
 // sourceOptions are the common source options with a 'format' that also
 // names Parquet (a sink format: the file source reads JSON lines).
 func sourceOptions() []connectors.Option {
-	opts := append([]connectors.Option{}, connectors.CommonSourceOptions...)
+	opts := append(append([]connectors.Option{}, connectors.CommonSourceOptions...), connectors.ScanParallelismOption)
 	for i := range opts {
 		if opts[i].Name == "format" {
 			opts[i].Values = []string{"json", "parquet"}

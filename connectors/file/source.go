@@ -48,7 +48,7 @@ func (c Connector) NewSource(t *connectors.Table) (engine.Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("file source '%s': %w", t.Name, err)
 	}
-	if p := t.Runtime.Parallelism; p > 1 {
+	if p := max(t.Runtime.Parallelism, 1); p > 1 || t.Runtime.Subtask > 0 {
 		// Subtask i of p reads the files whose index (in name order) mod
 		// p is i, as Kafka partitions are assigned.
 		var mine []string

@@ -101,7 +101,7 @@ func (s *Source) RestoreState(r *engine.Restore) error {
 		}
 	}
 	for name, pos := range s.resume {
-		if pos.done || r.Parallelism > 1 {
+		if pos.done || s.table.Runtime.Parallelism > 1 || s.table.Runtime.Subtask > 0 {
 			// (At parallelism > 1 another subtask may read it.)
 			continue
 		}

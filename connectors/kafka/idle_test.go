@@ -188,13 +188,19 @@ func (r *running) waitLines(n int, timeout time.Duration) []string {
 // partition 3 going quiet mid-stream, idle_timeout_ms set. At parallelism
 // 1, 2 and 4 (at 4 the subtask owning partition 2 has nothing else, at 5
 // one subtask owns no partition at all) the idle subtasks must not hold
-// back the watermark downstream: every window the active partitions passed
+// back the watermark downstream (nor, at parallelism 4 with
+// scan.parallelism 2, the two subtasks that read nothing): every window the active partitions passed
 // fires, exact against an independent recomputation; when partition 3
 // speaks again its row for a fired window is late, and its later rows
 // count.
 func TestSourceIdleSubtasks(t *testing.T) {
-	for _, par := range []int{1, 2, 4, 5} {
-		t.Run(fmt.Sprintf("parallelism=%d", par), func(t *testing.T) {
+	for _, c := range []struct{ par, scan int }{{1, 0}, {2, 0}, {4, 0}, {5, 0}, {4, 2}} {
+		par := c.par
+		name := fmt.Sprintf("parallelism=%d", par)
+		if c.scan > 0 {
+			name += fmt.Sprintf(",scan.parallelism=%d", c.scan)
+		}
+		t.Run(name, func(t *testing.T) {
 			b := broker(t, "r:4")
 			model := newIdleRecompute()
 			// Phase 1: partitions 0 and 1 to 60 s, partition 3 to 20 s,
@@ -213,6 +219,10 @@ func TestSourceIdleSubtasks(t *testing.T) {
 
 			ddl := table("r", "sensor_id STRING, ts BIGINT, v BIGINT", b.Addr(), "r",
 				"event_time_column", "ts", "watermark_lag_ms", fmt.Sprint(idleLag), "idle_timeout_ms", "1000")
+			if c.scan > 0 {
+				ddl = table("r", "sensor_id STRING, ts BIGINT, v BIGINT", b.Addr(), "r",
+					"event_time_column", "ts", "watermark_lag_ms", fmt.Sprint(idleLag), "idle_timeout_ms", "1000", "scan.parallelism", fmt.Sprint(c.scan))
+			}
 			r := startParallel(t, ddl+windowQuery, par, 2*time.Minute)
 			// Partitions 0 and 1 stay live: rows without an event time
 			// keep them from going idle without moving their watermark

@@ -35,6 +35,7 @@ var clientOptions = []connectors.Option{
 
 // sourceOptions are read by the source only.
 var sourceOptions = []connectors.Option{
+	connectors.ScanParallelismOption,
 	{Name: "event_time_column", Type: connectors.String, Description: "source: BIGINT epoch-ms or TIMESTAMP(3) column that carries event time; each partition has its own watermark", Example: "ts"},
 	{Name: "watermark_lag_ms", Type: connectors.Int, Default: "0", Description: "source: a partition's watermark is the largest event time it has seen minus this lag", Example: "3000"},
 	{Name: "idle_timeout_ms", Type: connectors.Int, Default: "0", Description: "source: a partition without records for this long stops holding the watermark back until it speaks again (0: never idle)", Example: "30000"},

@@ -95,7 +95,10 @@ func (s *Source) RestoreState(r *engine.Restore) error {
 						return fmt.Errorf("kafka source '%s': the checkpoint read topic %s, the table names %s", s.table.Name, topic.Value(i), s.topic)
 					}
 					id := pa.Value(i)
-					if r.Parallelism > 1 && int(id)%r.Parallelism != r.Subtask {
+					// The partitions this subtask reads (Assign, at the
+					// source's parallelism: the job's, or the table's
+					// scan.parallelism).
+					if rt := s.table.Runtime; int(id)%max(rt.Parallelism, 1) != rt.Subtask {
 						continue
 					}
 					offsets[id] = off.Value(i)

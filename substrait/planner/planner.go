@@ -450,6 +450,13 @@ func (b *builder) read(rd *pb.ReadRel) (*chain, error) {
 	if err != nil {
 		return nil, err
 	}
+	ps, err := b.scanParallelism(name, t.Options)
+	if err != nil {
+		return nil, err
+	}
+	if ps > 0 {
+		t.Runtime.Parallelism = ps
+	}
 	sf, ok := f.(connectors.SourceFactory)
 	if !ok {
 		return nil, fmt.Errorf("table %s: connector '%s' cannot be read from", name, opts["connector"])
@@ -465,6 +472,28 @@ func (b *builder) read(rd *pb.ReadRel) (*chain, error) {
 	}
 	c := &chain{source: src, schema: schema, sourceName: name, sourceSig: sourceSig(name, opts["connector"], b.statement)}
 	return c, b.emit(c, rd.GetCommon())
+}
+
+// scanParallelism is the table option scan.parallelism (Flink's name,
+// connectors.ScanParallelismOption): how many of the job's subtasks read
+// the table. Subtask i < N reads as subtask i of N (Kafka partitions and
+// files index mod N); the others read nothing (an unbounded Kafka
+// source's are idle from the start, a file source's end at once). The
+// rows then reach the keyed operators through their exchanges, at the
+// job's parallelism. 0: not set (the job's parallelism).
+func (b *builder) scanParallelism(name string, opts map[string]string) (int, error) {
+	v, ok := opts["scan.parallelism"]
+	if !ok {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("table %s: scan.parallelism must be a whole number >= 1, not %q", name, v)
+	}
+	if job := max(b.env.Runtime.Parallelism, 1); n > job {
+		return 0, fmt.Errorf("table %s: scan.parallelism %d is more than the job's parallelism %d; a source cannot run more subtasks than the job (raise --parallelism or 'parallelism.default')", name, n, job)
+	}
+	return n, nil
 }
 
 // readKey identifies one reading of a table: its name, schema and options.
