@@ -140,3 +140,42 @@ func TestSavepointCheckCases(t *testing.T) {
 		})
 	}
 }
+
+// TestSavepointCheckAgreesWithRun restores the checkpoint with `clink run
+// --from-savepoint` into a script that the report refuses and one that it
+// accepts: run refuses the first naming the operator, runs the second.
+func TestSavepointCheckAgreesWithRun(t *testing.T) {
+	bin := build(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	os.WriteFile(in, []byte("{\"sensor\":\"a\",\"x\":1,\"ts\":1000}\n{\"sensor\":\"b\",\"x\":2,\"ts\":12000}\n"), 0o644)
+	src := "CREATE TABLE r (sensor STRING, x BIGINT, ts BIGINT) WITH ('connector'='file','path'='" + in + "','event_time_column'='ts','watermark_lag_ms'='1000');\n"
+	base := src + "CREATE TABLE o (sensor STRING, window_start BIGINT, s BIGINT) WITH ('connector'='file','path'='" + filepath.Join(dir, "o.jsonl") + "');\n" +
+		"INSERT INTO o SELECT sensor, window_start, SUM(x) FROM r GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor;\n"
+	ck := filepath.Join(dir, "ck")
+	if b, err := exec.Command(bin, "run", "--checkpoint-dir", ck, "-e", base).CombinedOutput(); err != nil {
+		t.Fatalf("base run: %v\n%s", err, b)
+	}
+	sp := filepath.Join(ck, "chk-1")
+	refused := src + "CREATE TABLE o (sensor STRING, window_start BIGINT, s BIGINT, m BIGINT) WITH ('connector'='file','path'='" + filepath.Join(dir, "o2.jsonl") + "');\n" +
+		"INSERT INTO o SELECT sensor, window_start, SUM(x), MAX(x) FROM r GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor;\n"
+	accepted := strings.Replace(base, "'1000'", "'2000'", 1)
+	for _, c := range []struct {
+		name, sql string
+		ok        bool
+	}{{"refused", refused, false}, {"accepted", accepted, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			report, err := exec.Command(bin, "savepoint", "check", "--savepoint", sp, "-e", c.sql).CombinedOutput()
+			if (err == nil) != c.ok {
+				t.Fatalf("savepoint check: %v\n%s", err, report)
+			}
+			b, err := exec.Command(bin, "run", "--checkpoint-dir", filepath.Join(dir, "ck-"+c.name), "--from-savepoint", sp, "-e", c.sql).CombinedOutput()
+			if (err == nil) != c.ok {
+				t.Fatalf("run --from-savepoint disagrees with the report: %v\n%s\nreport:\n%s", err, b, report)
+			}
+			if !c.ok && !strings.Contains(string(b), "window_aggregate: the aggregates changed from [SUM(x BIGINT)] to [SUM(x BIGINT), MAX(x BIGINT)] (incompatible)") {
+				t.Fatalf("the refusal does not name the operator:\n%s", b)
+			}
+		})
+	}
+}
