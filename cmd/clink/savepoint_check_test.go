@@ -169,6 +169,10 @@ func TestSavepointCheckAgreesWithRun(t *testing.T) {
 			if (err == nil) != c.ok {
 				t.Fatalf("savepoint check: %v\n%s", err, report)
 			}
+			// The older spelling gives the same report.
+			if old, _ := exec.Command(bin, "savepoint-check", "--savepoint", sp, "-e", c.sql).CombinedOutput(); string(old) != string(report) {
+				t.Fatalf("savepoint-check printed\n%s\nsavepoint check printed\n%s", old, report)
+			}
 			b, err := exec.Command(bin, "run", "--checkpoint-dir", filepath.Join(dir, "ck-"+c.name), "--from-savepoint", sp, "-e", c.sql).CombinedOutput()
 			if (err == nil) != c.ok {
 				t.Fatalf("run --from-savepoint disagrees with the report: %v\n%s\nreport:\n%s", err, b, report)
