@@ -84,6 +84,14 @@ func Compare(saved, job []OperatorInfo, allowNonRestored bool) []OperatorMatch {
 		in[o.Operator] = true
 		m := OperatorMatch{Operator: o.Operator, Kind: o.Signature.Kind()}
 		s, ok := old[o.Operator]
+		if ok && s.Kind() == "sink" && o.Signature["delivery"] != "" {
+			if _, has := s["delivery"]; !has {
+				// An earlier build's sink signature names no delivery:
+				// compare without it rather than refuse every such
+				// checkpoint.
+				s = withDelivery(s, o.Signature["delivery"])
+			}
+		}
 		switch {
 		case !ok:
 			m.Match = New
@@ -134,6 +142,16 @@ func Refusal(id uint64, ms []OperatorMatch) error {
 		hint = "--allow-non-restored-state drops the state of operators the job no longer has; or start with --fresh"
 	}
 	return fmt.Errorf("checkpoint %d cannot be restored into this job: %s; %s", id, strings.Join(why, "; "), hint)
+}
+
+// withDelivery is s with the delivery entry d.
+func withDelivery(s Signature, d string) Signature {
+	out := make(Signature, len(s)+1)
+	for k, v := range s {
+		out[k] = v
+	}
+	out["delivery"] = d
+	return out
 }
 
 func equal(a, b Signature) bool {

@@ -66,6 +66,16 @@ type SinkValidator interface {
 	ValidateSink(t *Table) error
 }
 
+// SinkStaging is implemented by sink factories whose sink stages its
+// output in checkpoints (a two-phase sink) with some options only: Staged
+// says whether the table's sink would. The planner puts the answer in the
+// sink's state signature, so that a restore into a sink that no longer
+// stages (or newly does) is refused rather than dropping the staged
+// transactions silently. It must not do I/O, as SinkValidator.
+type SinkStaging interface {
+	Staged(t *Table) bool
+}
+
 // SourceValidator is SinkValidator for source factories.
 type SourceValidator interface {
 	ValidateSource(t *Table) error

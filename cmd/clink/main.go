@@ -36,9 +36,11 @@ usage:
   clink state-query CHECKPOINT --sql "SELECT ... FROM state"
                                     (CHECKPOINT: a chk-<id> directory, or
                                     --checkpoint-dir DIR [--id N])
-  clink savepoint-check (--savepoint PATH | --checkpoint-dir DIR [--id N]) FILE.sql
+  clink savepoint check (--savepoint PATH | --checkpoint-dir DIR [--id N])
+                      [--allow-non-restored-state] FILE.sql
                                     would FILE.sql restore it? per operator:
                                     restored, new, dropped or incompatible
+                                    (also spelled savepoint-check)
   clink --version
 
 Run 'clink <command> -h' for a command's flags.
@@ -98,6 +100,11 @@ func run(args []string) int {
 	case "run":
 		return cmdRun(args[1:])
 	case "savepoint":
+		// Job ids are numbers, so `clink savepoint check` cannot be a
+		// savepoint of a job named check.
+		if len(args) > 1 && args[1] == "check" {
+			return cmdSavepointCheck(args[2:])
+		}
 		return cmdSavepoint(args[1:])
 	case "stop":
 		return cmdStop(args[1:])

@@ -18,13 +18,14 @@ import (
 	"github.com/clink-dev/clink/substrait/planner"
 )
 
-// cmdSavepointCheck says whether a job would restore a savepoint or
+// cmdSavepointCheck (`clink savepoint check`, also spelled
+// `clink savepoint-check`) says whether a job would restore a savepoint or
 // checkpoint, operator by operator, as `clink run` decides it
 // (checkpoint.Compare): restored, new, dropped or incompatible, and why.
 // It exits 0 when the restore would be accepted, 1 when refused, 2 on a
 // usage error (docs/checkpoints.md#changing-a-job).
 func cmdSavepointCheck(args []string) int {
-	fs := newFlagSet("savepoint-check", "(--savepoint PATH | --checkpoint-dir DIR [--id N]) [--allow-non-restored-state] FILE.sql | -e SQL | --plan FILE")
+	fs := newFlagSet("savepoint check", "(--savepoint PATH | --checkpoint-dir DIR [--id N]) [--allow-non-restored-state] FILE.sql | -e SQL | --plan FILE")
 	savepoint := fs.String("savepoint", "", "the savepoint or checkpoint to check: a chk-<id> directory, or a checkpoint directory (its newest)")
 	var sf stateFlags
 	fs.StringVar(&sf.dir, "checkpoint-dir", "", "a checkpoint directory: check its newest complete checkpoint (or --id)")

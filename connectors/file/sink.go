@@ -56,6 +56,19 @@ func (c Connector) NewSink(t *connectors.Table) (engine.Sink, error) {
 
 var _ connectors.SinkValidator = Connector{}
 
+var _ connectors.SinkStaging = Connector{}
+
+// Staged says whether NewSink would give the two-phase sink: exactly once
+// (the default) and not upsert; a lake table's sink follows the same
+// option.
+func (Connector) Staged(t *connectors.Table) bool {
+	if t.Options["mode"] == "upsert" {
+		return false
+	}
+	dg := t.Options["delivery_guarantee"]
+	return dg == "" || dg == "exactly_once"
+}
+
 // ValidateSink refuses what NewSink would without touching a file: a lake
 // table without the lake sink or refused by its ValidateLake, and
 // 'exactly_once' in upsert mode.

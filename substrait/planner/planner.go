@@ -217,7 +217,7 @@ func (b *builder) root(root *pb.RelRoot) (*engine.Pipeline, error) {
 			return nil, err
 		}
 	}
-	return &engine.Pipeline{Root: c.node(), Sink: sink, SinkName: "print", SinkSig: sinkSig("print", "print")}, nil
+	return &engine.Pipeline{Root: c.node(), Sink: sink, SinkName: "print", SinkSig: sinkSig("print", "print", "none")}, nil
 }
 
 func renamed(s *arrow.Schema, names []string) *arrow.Schema {
@@ -272,7 +272,7 @@ func (b *builder) write(w *pb.WriteRel) (*engine.Pipeline, error) {
 			return nil, err
 		}
 	}
-	return &engine.Pipeline{Root: c.node(), Sink: sink, SinkName: name, SinkSig: sinkSig(name, opts["connector"])}, nil
+	return &engine.Pipeline{Root: c.node(), Sink: sink, SinkName: name, SinkSig: sinkSig(name, opts["connector"], sinkDelivery(f, t))}, nil
 }
 
 // validateSink runs the factory's SinkValidator, if it has one.

@@ -8,6 +8,7 @@ import (
 	pb "github.com/substrait-io/substrait-protobuf/go/substraitpb"
 
 	"github.com/clink-dev/clink/checkpoint"
+	"github.com/clink-dev/clink/connectors"
 	"github.com/clink-dev/clink/engine"
 	"github.com/clink-dev/clink/engine/op/join"
 	"github.com/clink-dev/clink/engine/op/topn"
@@ -43,8 +44,27 @@ func sourceSig(table, connector, statement string) checkpoint.Signature {
 	return checkpoint.Signature{"kind": "source", "table": table, "connector": connector, "statement": statement}
 }
 
-func sinkSig(table, connector string) checkpoint.Signature {
-	return checkpoint.Signature{"kind": "sink", "table": table, "connector": connector}
+// sinkSig's delivery says whether the sink stages its output in
+// checkpoints: the staged transactions are its state, which a sink that
+// writes directly would drop on a restore.
+func sinkSig(table, connector, delivery string) checkpoint.Signature {
+	return checkpoint.Signature{"kind": "sink", "table": table, "connector": connector, "delivery": delivery}
+}
+
+// sinkDelivery is the delivery entry of a sink's signature: staged or
+// direct when the factory says (connectors.SinkStaging), else the
+// delivery_guarantee option as written.
+func sinkDelivery(f any, t *connectors.Table) string {
+	if st, ok := f.(connectors.SinkStaging); ok {
+		if st.Staged(t) {
+			return "exactly_once (staged per checkpoint)"
+		}
+		return "at_least_once (written directly)"
+	}
+	if dg := t.Options["delivery_guarantee"]; dg != "" {
+		return dg
+	}
+	return "the connector's default"
 }
 
 func colList(s *arrow.Schema, cols []int) string {
