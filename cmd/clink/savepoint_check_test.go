@@ -97,6 +97,9 @@ func TestSavepointCheckCases(t *testing.T) {
 		{"projection and filter", ck, src("1000", "") + "CREATE TABLE o (sensor STRING, window_start BIGINT, c BIGINT, s BIGINT, u STRING) WITH ('connector'='file','path'='" + filepath.Join(dir, "o.jsonl") + "');\n" +
 			"INSERT INTO o SELECT sensor, window_start, COUNT(*), SUM(x), UPPER(sensor) FROM r WHERE x >= 0 GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor;\n", false, 0,
 			[]want{{"source_r", "restored"}, {"window_aggregate", "restored"}, {"sink_o", "restored"}}},
+		{"projection below the aggregate", ck, src("1000", "") + sink("o", "") +
+			"INSERT INTO o SELECT sensor, window_start, COUNT(*), SUM(x) FROM (SELECT ts, x + 0 AS y, x, sensor FROM r WHERE x >= 0) GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor;\n", false, 0,
+			[]want{{"source_r", "restored"}, {"window_aggregate", "restored"}, {"sink_o", "restored"}}},
 		{"added sink", ck, base + "CREATE TABLE p (sensor STRING, x BIGINT) WITH ('connector'='file','path'='" + filepath.Join(dir, "p2.jsonl") + "');\nINSERT INTO p SELECT sensor, x FROM r;\n", false, 0,
 			[]want{{"window_aggregate", "restored"}, {"sink_o", "restored"}, {"sink_p", "new"}}},
 		{"removed sink", ck2, base, false, 1,
