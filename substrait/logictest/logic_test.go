@@ -22,7 +22,9 @@ var rewrite = flag.Bool("rewrite", false, "rewrite expected rows, errors and gol
 // sizes 1, 7, 1024 and a random size and at parallelism 2, 3 and 4;
 // crashed right after a checkpoint whose barrier sits at a cut drawn from
 // the file's seed, and restored from it at the same parallelism; and the
-// same restored at another parallelism (Runner.Query, Runner.RunRestored). A query
+// same restored at another parallelism; and checkpointed at parallelism
+// 1, restored at 4, checkpointed there and restored at 2 (Runner.Query,
+// Runner.RunRestored, Runner.RunRestoredChain). A query
 // expected to fail runs straight only. Every run must give the expected
 // multiset of rows, late-row and skipped-record counts, and leave no Arrow
 // memory allocated. The log names the runs a plan does not support, and

@@ -259,7 +259,8 @@ func (r *Runner) Statement(sqlText string) error {
 // runs it once per batch size, and at parallelism 2, 3 and 4. With restore
 // it also runs it crashed at a checkpoint and restored (RunRestored): at a
 // parallelism from 1 to 4 restored at the same and at another one (both
-// drawn from the file's seed). Every run of a query is one Result. Notes name the
+// drawn from the file's seed), and checkpointed at 1, restored at 4 and
+// that restored at 2 (RunRestoredChain). Every run of a query is one Result. Notes name the
 // crash-and-restore runs the plan does not support, with the reason.
 func (r *Runner) Query(sqlText string, restore bool) (results []Result, notes []string, err error) {
 	plan, _, err := r.Compile(sqlText)
@@ -333,6 +334,18 @@ func (r *Runner) Query(sqlText string, restore bool) (results []Result, notes []
 		res.Label = fmt.Sprintf("batch size %d at parallelism %d, checkpoint after rows [%s], restored at parallelism %d", batch, m.from, strings.Join(at, ", "), m.to)
 		results = append(results, res)
 	}
+	// A checkpoint taken at 1, restored at 4 (which checkpoints at once),
+	// that restored at 2.
+	cuts := map[string]int64{}
+	var at []string
+	for _, k := range slices.Sorted(maps.Keys(rows[1])) {
+		cuts[k] = rng.Int64N(rows[1][k] + 1)
+		at = append(at, fmt.Sprintf("%s: %d of %d", k, cuts[k], rows[1][k]))
+	}
+	res := r.RunRestoredChain(data, batch, [3]int{1, 4, 2}, cuts)
+	res.restored = &restoreMode{1, 2}
+	res.Label = fmt.Sprintf("batch size %d at parallelism 1, checkpoint after rows [%s], restored at parallelism 4, checkpointed at once, restored at parallelism 2", batch, strings.Join(at, ", "))
+	results = append(results, res)
 	return results, notes, nil
 }
 

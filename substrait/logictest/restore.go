@@ -656,11 +656,11 @@ func (r *Runner) RunRestored(data []byte, batch, from, to int, cuts map[string]i
 	}
 	defer os.RemoveAll(dir)
 	store := newTxStore()
-	cut, err := r.crash(data, batch, from, cuts, dir, store)
+	cut, err := r.crash(data, batch, from, cuts, dir, store, nil, "run1")
 	if err != nil {
 		return Result{Err: fmt.Errorf("first run, at parallelism %d: %w", from, err)}
 	}
-	res := r.resume(data, batch, to, cut, dir, store)
+	res := r.resume(data, batch, to, cut, dir, store, "run2")
 	res.interleaved = res.interleaved || cut.interleaved
 	if res.Err != nil {
 		res.Err = fmt.Errorf("run restored from checkpoint %d at parallelism %d: %w", cut.id, to, res.Err)
@@ -668,6 +668,52 @@ func (r *Runner) RunRestored(data []byte, batch, from, to int, cuts map[string]i
 	}
 	res.Late += cut.late
 	res.Skipped += cut.skipped
+	return published(res, store)
+}
+
+// RunRestoredChain is RunRestored with a restore in the middle: the first
+// run at parallelism pars[0] crashes after its checkpoint at cuts; the
+// second restores it at pars[1], takes a checkpoint at once (the state as
+// pars[1] subtasks hold it) and crashes; the third restores that at
+// pars[2] and runs to the end (a checkpoint taken at 1 restored at 4 and
+// then at 2).
+func (r *Runner) RunRestoredChain(data []byte, batch int, pars [3]int, cuts map[string]int64) Result {
+	dir, err := checkpointDir(r.Dir)
+	if err != nil {
+		return Result{Err: err}
+	}
+	defer os.RemoveAll(dir)
+	store := newTxStore()
+	cut1, err := r.crash(data, batch, pars[0], cuts, dir, store, nil, "run1")
+	if err != nil {
+		return Result{Err: fmt.Errorf("first run, at parallelism %d: %w", pars[0], err)}
+	}
+	cs, err := checkpoint.NewStore(dir, checkpoint.Options{Compression: checkpoint.CompressNone})
+	if err != nil {
+		return Result{Err: err}
+	}
+	cp1, err := cs.Open(cut1.id)
+	if err != nil {
+		return Result{Err: err}
+	}
+	cut2, err := r.crash(data, batch, pars[1], nil, dir, store, cp1, "run2")
+	if err != nil {
+		return Result{Err: fmt.Errorf("second run, restored from checkpoint %d at parallelism %d: %w", cut1.id, pars[1], err)}
+	}
+	res := r.resume(data, batch, pars[2], cut2, dir, store, "run3")
+	res.interleaved = res.interleaved || cut1.interleaved || cut2.interleaved
+	if res.Err != nil {
+		res.Err = fmt.Errorf("run restored from checkpoint %d at parallelism %d: %w", cut2.id, pars[2], res.Err)
+		return res
+	}
+	res.Late += cut1.late + cut2.late
+	res.Skipped += cut1.skipped + cut2.skipped
+	return published(res, store)
+}
+
+// published completes a crash-and-restore run's result with what the
+// sinks published over its runs.
+func published(res Result, store *txStore) Result {
 	store.mu.Lock()
 	defer store.mu.Unlock()
 	res.discarded = store.discarded
@@ -714,8 +760,10 @@ type cutPoint struct {
 	interleaved   bool // see Result.interleaved
 }
 
-// crash is the first run of RunRestored.
-func (r *Runner) crash(data []byte, batch, par int, cuts map[string]int64, dir string, store *txStore) (cut cutPoint, err error) {
+// crash is the first run of RunRestored: from the start, or, with from
+// set, restored from it (the middle run of RunRestoredChain); run labels
+// its transactions.
+func (r *Runner) crash(data []byte, batch, par int, cuts map[string]int64, dir string, store *txStore, from *checkpoint.Checkpoint, run string) (cut cutPoint, err error) {
 	plan, err := unmarshal(data)
 	if err != nil {
 		return cut, err
@@ -742,7 +790,7 @@ func (r *Runner) crash(data []byte, batch, par int, cuts map[string]int64, dir s
 	})
 	ops := wrapOps(job.Pipelines)
 	plan1 := newCrashPlan()
-	if plan1.sinks = collect(job.Pipelines, store, "run1", plan1); plan1.sinks == 0 {
+	if plan1.sinks = collect(job.Pipelines, store, run, plan1); plan1.sinks == 0 {
 		return cut, fmt.Errorf("no sink")
 	}
 	cs, err := checkpoint.NewStore(dir, checkpoint.Options{Compression: checkpoint.CompressNone})
@@ -751,7 +799,7 @@ func (r *Runner) crash(data []byte, batch, par int, cuts map[string]int64, dir s
 	}
 	var mu sync.Mutex
 	var completed []uint64
-	cfg := &engine.CheckpointConfig{Store: cs, Interval: time.Millisecond, Job: "logictest", Fingerprint: cut.fp, Mem: mem,
+	cfg := &engine.CheckpointConfig{Store: cs, Interval: time.Millisecond, Job: "logictest", Fingerprint: cut.fp, Mem: mem, Restore: from,
 		OnComplete: func(id uint64) {
 			mu.Lock()
 			completed = append(completed, id)
@@ -815,7 +863,7 @@ func (r *Runner) crash(data []byte, batch, par int, cuts map[string]int64, dir s
 
 // resume is the second run of RunRestored: it restores the cut's
 // checkpoint at parallelism par and runs to the end, publishing into store.
-func (r *Runner) resume(data []byte, batch, par int, cut cutPoint, dir string, store *txStore) Result {
+func (r *Runner) resume(data []byte, batch, par int, cut cutPoint, dir string, store *txStore, run string) Result {
 	id := cut.id
 	plan, err := unmarshal(data)
 	if err != nil {
@@ -833,7 +881,7 @@ func (r *Runner) resume(data []byte, batch, par int, cut cutPoint, dir string, s
 			res.printSinks[p.SinkName] = true
 		}
 	}
-	collect(job.Pipelines, store, "run2", nil)
+	collect(job.Pipelines, store, run, nil)
 	cs, err := checkpoint.NewStore(dir, checkpoint.Options{Compression: checkpoint.CompressNone})
 	if err != nil {
 		return Result{Err: err}
