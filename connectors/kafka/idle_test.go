@@ -6,15 +6,18 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/clink-dev/clink/connectors"
 	"github.com/clink-dev/clink/connectors/builtin"
 	"github.com/clink-dev/clink/connectors/kafka"
 	"github.com/clink-dev/clink/engine"
+	"github.com/clink-dev/clink/flight/cluster"
 	"github.com/clink-dev/clink/kernels"
 	"github.com/clink-dev/clink/substrait/planner"
 	"github.com/clink-dev/clink/substrait/sql"
@@ -192,13 +195,20 @@ func (r *running) waitLines(n int, timeout time.Duration) []string {
 // scan.parallelism 2, the two subtasks that read nothing): every window the active partitions passed
 // fires, exact against an independent recomputation; when partition 3
 // speaks again its row for a fired window is late, and its later rows
-// count.
+// count. Embedded at 1, 2, 4 and 5 (and at 4 with scan.parallelism 2),
+// and on a cluster of two Workers at 1, 2 and 4.
 func TestSourceIdleSubtasks(t *testing.T) {
-	for _, c := range []struct{ par, scan int }{{1, 0}, {2, 0}, {4, 0}, {5, 0}, {4, 2}} {
+	for _, c := range []struct {
+		par, scan int
+		cluster   bool
+	}{{1, 0, false}, {2, 0, false}, {4, 0, false}, {5, 0, false}, {4, 2, false}, {1, 0, true}, {2, 0, true}, {4, 0, true}} {
 		par := c.par
 		name := fmt.Sprintf("parallelism=%d", par)
 		if c.scan > 0 {
 			name += fmt.Sprintf(",scan.parallelism=%d", c.scan)
+		}
+		if c.cluster {
+			name = "cluster," + name
 		}
 		t.Run(name, func(t *testing.T) {
 			b := broker(t, "r:4")
@@ -223,7 +233,12 @@ func TestSourceIdleSubtasks(t *testing.T) {
 				ddl = table("r", "sensor_id STRING, ts BIGINT, v BIGINT", b.Addr(), "r",
 					"event_time_column", "ts", "watermark_lag_ms", fmt.Sprint(idleLag), "idle_timeout_ms", "1000", "scan.parallelism", fmt.Sprint(c.scan))
 			}
-			r := startParallel(t, ddl+windowQuery, par, 2*time.Minute)
+			var r idleJob
+			if c.cluster {
+				r = startOnCluster(t, ddl+windowQuery, par)
+			} else {
+				r = embeddedJob{startParallel(t, ddl+windowQuery, par, 2*time.Minute)}
+			}
 			// Partitions 0 and 1 stay live: rows without an event time
 			// keep them from going idle without moving their watermark
 			// (and count in no window).
@@ -253,7 +268,7 @@ func TestSourceIdleSubtasks(t *testing.T) {
 			// would have fired without them: late, as in Flink).
 			back := []idleRow{{3, "c", 25000, 7}, {3, "c", 70000, 8}, {3, "c", 75000, 9}, {3, "c", 100000, 10}}
 			produceIdle(t, b.Addr(), back)
-			r.waitOffset(3, int64(countPart(phase1, 3)+len(back)), 30*time.Second)
+			r.caughtUp(3, int64(countPart(phase1, 3)+len(back)))
 			var phase2 []idleRow
 			phase2 = append(phase2, idleRun(0, []string{"a", "d"}, 62000, 100000, 1100, 100)...)
 			phase2 = append(phase2, idleRun(1, []string{"b"}, 61000, 100000, 1300, 200)...)
@@ -265,16 +280,124 @@ func TestSourceIdleSubtasks(t *testing.T) {
 			close(alive)
 			<-kept
 			alive = make(chan struct{})
-			res := r.stop()
-			if res.err != nil {
-				t.Fatal(res.err)
-			}
+			late, counted := r.finish(t)
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("windows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
-			if n := res.total("late_rows_dropped"); n != int64(model.late) {
-				t.Errorf("late_rows_dropped = %d, want %d", n, model.late)
+			if counted && late != int64(model.late) {
+				t.Errorf("late_rows_dropped = %d, want %d", late, model.late)
 			}
 		})
 	}
+}
+
+// idleJob is the idleness test's job, embedded or on a cluster.
+type idleJob interface {
+	// waitLines waits for n printed lines and returns them sorted.
+	waitLines(n int, timeout time.Duration) []string
+	// caughtUp waits until the job read partition part up to offset off.
+	caughtUp(part int32, off int64)
+	// finish stops the job: the late rows it dropped, when it can tell.
+	finish(t *testing.T) (late int64, counted bool)
+}
+
+type embeddedJob struct{ *running }
+
+func (e embeddedJob) caughtUp(part int32, off int64) { e.waitOffset(part, off, 30*time.Second) }
+
+func (e embeddedJob) finish(t *testing.T) (int64, bool) {
+	res := e.stop()
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	return res.total("late_rows_dropped"), true
+}
+
+// clusterJob runs the job on an in-process Coordinator and two Workers
+// of three slots (the shuffle between them over Arrow Flight).
+type clusterJob struct {
+	t   *testing.T
+	c   *cluster.Coordinator
+	id  string
+	out *syncBuffer
+}
+
+func startOnCluster(t *testing.T, script string, par int) *clusterJob {
+	t.Helper()
+	plan, err := sql.Compile(script, builtin.Registry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := proto.MarshalOptions{Deterministic: true}.Marshal(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &syncBuffer{}
+	c, err := cluster.NewCoordinator(cluster.CoordinatorConfig{FlightAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", Connectors: builtin.Registry(), Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); c.Run(ctx) }()
+	j := &clusterJob{t: t, c: c, out: &syncBuffer{}}
+	for i := range 2 {
+		w, err := cluster.NewWorker(cluster.WorkerConfig{ID: fmt.Sprintf("w%d", i+1), Coordinator: c.FlightAddr(), Slots: 3,
+			Connectors: builtin.Registry(), Stdout: j.out, Log: log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); w.Run(ctx) }()
+	}
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+		if t.Failed() {
+			t.Logf("cluster log:\n%s", strings.Join(log.lines(), "\n"))
+		}
+	})
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		resp, err := c.Submit(&cluster.SubmitRequest{Name: "idle", Plan: data, Parallelism: par, BatchSize: 64, LingerMS: 5})
+		if err == nil {
+			j.id = string(resp.Job)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("submit: %v", err)
+		}
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if d, _ := c.Job(j.id); d.State == cluster.StateRunning {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("job %s: %s %s", j.id, d.State, d.Failure)
+		}
+	}
+	return j
+}
+
+func (j *clusterJob) waitLines(n int, timeout time.Duration) []string {
+	for deadline := time.Now().Add(timeout); len(j.out.lines()) < n && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	got := j.out.lines()
+	sort.Strings(got)
+	return got
+}
+
+// caughtUp cannot see a Worker's sources: it gives them 2 s, far more
+// than a fetch takes (the idle timeout is 1 s: the partition may idle
+// again meanwhile, which changes nothing).
+func (j *clusterJob) caughtUp(int32, int64) { time.Sleep(2 * time.Second) }
+
+// finish cancels the job; a canceled job's late counts are not final, so
+// they are not compared.
+func (j *clusterJob) finish(t *testing.T) (int64, bool) {
+	if err := j.c.Cancel(j.id); err != nil {
+		t.Fatal(err)
+	}
+	return 0, false
 }
