@@ -373,7 +373,7 @@ func (b *builder) rel(r *pb.Rel) (*chain, error) {
 			// key and argument columns: a projection that moves a column
 			// does not change the state it shapes); a computed one is $N.
 			name := "$" + strconv.Itoa(n+i)
-			if ref, ok := directField(e); ok && ref < n {
+			if ref, ok := substrait.FieldIndex(e); ok && ref < n {
 				name = c.schema.Field(ref).Name
 			}
 			names = append(names, name)
@@ -479,19 +479,6 @@ func (b *builder) read(rd *pb.ReadRel) (*chain, error) {
 	}
 	c := &chain{source: src, schema: schema, sourceName: name, sourceSig: sourceSig(name, opts["connector"], b.statement)}
 	return c, b.emit(c, rd.GetCommon())
-}
-
-// directField is the input column a plain field reference selects.
-func directField(e *pb.Expression) (int, bool) {
-	sel := e.GetSelection()
-	if sel == nil || sel.GetRootReference() == nil {
-		return 0, false
-	}
-	sf := sel.GetDirectReference().GetStructField()
-	if sf == nil || sf.GetChild() != nil {
-		return 0, false
-	}
-	return int(sf.GetField()), true
 }
 
 // scanParallelism is the table option scan.parallelism (Flink's name,
