@@ -143,12 +143,18 @@ type running struct {
 	done   chan struct{}
 	stats  []*engine.Stats
 	err    error
-	// sources are the job's Kafka sources (startParallel).
+	// sources are the job's Kafka sources.
 	sources []*kafka.Source
 }
 
 // start plans and starts SQL embedded with the given batch size.
 func start(t *testing.T, script string, batch int, timeout time.Duration) (*running, error) {
+	return startAt(t, script, batch, 1, timeout)
+}
+
+// startAt plans and starts SQL embedded with the given batch size at the
+// given parallelism, and notes the job's Kafka sources.
+func startAt(t *testing.T, script string, batch, parallelism int, timeout time.Duration) (*running, error) {
 	t.Helper()
 	reg := builtin.Registry()
 	plan, err := sql.Compile(script, reg)
@@ -159,9 +165,21 @@ func start(t *testing.T, script string, batch int, timeout time.Duration) (*runn
 	rt := connectors.Runtime{BatchSize: batch, Linger: 5 * time.Millisecond, Mem: r.mem, Stdout: r.out, Stderr: r.out}
 	funcs := kernels.NewRegistry()
 	kernels.RegisterScalar(funcs)
-	j, err := planner.Build(plan, planner.Env{Connectors: reg, Funcs: funcs, Runtime: rt})
+	j, err := planner.BuildParallel(plan, planner.Env{Connectors: reg, Funcs: funcs, Runtime: rt}, parallelism)
 	if err != nil {
 		return nil, err
+	}
+	var walk func(n *engine.Node)
+	walk = func(n *engine.Node) {
+		if src, ok := n.Source.(*kafka.Source); ok {
+			r.sources = append(r.sources, src)
+		}
+		for _, in := range n.Inputs {
+			walk(in)
+		}
+	}
+	for _, p := range j.Pipelines {
+		walk(p.Root)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	r.cancel = cancel

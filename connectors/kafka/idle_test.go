@@ -10,54 +10,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/clink-dev/clink/connectors"
 	"github.com/clink-dev/clink/connectors/builtin"
-	"github.com/clink-dev/clink/connectors/kafka"
 	"github.com/clink-dev/clink/engine"
 	"github.com/clink-dev/clink/flight/cluster"
-	"github.com/clink-dev/clink/kernels"
-	"github.com/clink-dev/clink/substrait/planner"
 	"github.com/clink-dev/clink/substrait/sql"
 )
 
 // startParallel plans and starts SQL embedded at the given parallelism.
 func startParallel(t *testing.T, script string, parallelism int, timeout time.Duration) *running {
 	t.Helper()
-	reg := builtin.Registry()
-	plan, err := sql.Compile(script, reg)
+	r, err := startAt(t, script, 64, parallelism, timeout)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &running{t: t, out: &syncBuffer{}, mem: memory.NewCheckedAllocator(memory.NewGoAllocator()), done: make(chan struct{})}
-	rt := connectors.Runtime{BatchSize: 64, Linger: 5 * time.Millisecond, Mem: r.mem, Stdout: r.out, Stderr: r.out}
-	funcs := kernels.NewRegistry()
-	kernels.RegisterScalar(funcs)
-	j, err := planner.BuildParallel(plan, planner.Env{Connectors: reg, Funcs: funcs, Runtime: rt}, parallelism)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var walk func(n *engine.Node)
-	walk = func(n *engine.Node) {
-		if src, ok := n.Source.(*kafka.Source); ok {
-			r.sources = append(r.sources, src)
-		}
-		for _, in := range n.Inputs {
-			walk(in)
-		}
-	}
-	for _, p := range j.Pipelines {
-		walk(p.Root)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	r.cancel = cancel
-	go func() {
-		defer close(r.done)
-		r.stats, r.err = j.Run(ctx)
-	}()
-	t.Cleanup(func() { cancel(); <-r.done })
 	return r
 }
 
