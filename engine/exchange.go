@@ -24,18 +24,26 @@ type Keyed = op.Keyed
 // downstream subtasks: ch[i][j] carries what upstream i sends downstream j,
 // rows, watermarks, barriers and end of input in order.
 type exchange struct {
-	p       int
-	maxPar  int
-	keys    []int
-	ch      [][]chan Message
-	mu      sync.Mutex
+	p      int
+	maxPar int
+	keys   []int
+	ch     [][]chan Message
+	mu     sync.Mutex
+	binding
+}
+
+// binding is an edge's hold on the job's context (bind, once RunJob
+// starts): sends wait for it and stop when the job is done.
+type binding struct {
 	ctx     context.Context
 	bound   chan struct{}
 	bindOne sync.Once
 }
 
+func newBinding() binding { return binding{bound: make(chan struct{})} }
+
 func newExchange(p, maxPar, depth int, keys []int) *exchange {
-	x := &exchange{p: p, maxPar: maxPar, keys: keys, ch: make([][]chan Message, p), bound: make(chan struct{})}
+	x := &exchange{p: p, maxPar: maxPar, keys: keys, ch: make([][]chan Message, p), binding: newBinding()}
 	for i := range x.ch {
 		x.ch[i] = make([]chan Message, p)
 		for j := range x.ch[i] {
@@ -45,15 +53,16 @@ func newExchange(p, maxPar, depth int, keys []int) *exchange {
 	return x
 }
 
-// bind gives the exchange the job's context: sends stop when it is done.
-func (x *exchange) bind(ctx context.Context) {
+// bind gives the edge the job's context: sends stop when it is done.
+func (x *binding) bind(ctx context.Context) {
 	x.bindOne.Do(func() {
 		x.ctx = ctx
 		close(x.bound)
 	})
 }
 
-func (x *exchange) send(ch chan<- Message, m Message) error {
+// send puts m on ch; when the job is done first, it releases m's batch.
+func (x *binding) send(ch chan<- Message, m Message) error {
 	<-x.bound
 	select {
 	case ch <- m:
@@ -161,11 +170,15 @@ func (s *exchangeSink) status(idle bool) error { return s.broadcast(statusMessag
 func (s *exchangeSink) barrier(id uint64) error {
 	return s.broadcast(Message{Kind: KindBarrier, Checkpoint: id})
 }
-func (s *exchangeSink) end() error {
-	if err := s.broadcast(Message{Kind: KindWatermark, Watermark: MaxWatermark}); err != nil {
+func (s *exchangeSink) end() error { return endStream(s.broadcast) }
+
+// endStream sends what ends an edge's stream: the final watermark, then
+// end of input.
+func endStream(send func(Message) error) error {
+	if err := send(Message{Kind: KindWatermark, Watermark: MaxWatermark}); err != nil {
 		return err
 	}
-	return s.broadcast(Message{Kind: KindEnd})
+	return send(Message{Kind: KindEnd})
 }
 func (s *exchangeSink) Flush() error { return nil }
 func (s *exchangeSink) Close() error { return nil }
@@ -192,6 +205,12 @@ func (s *exchangeSource) Run(ctx context.Context, emit func(Message) error) erro
 	for i := range in {
 		in[i] = s.x.ch[i][s.j]
 	}
+	return runMerged(ctx, in, emit)
+}
+
+// runMerged passes the merged stream of an edge's input channels on as a
+// source's messages (the driver's watermark and barrier rules).
+func runMerged(ctx context.Context, in []<-chan Message, emit func(Message) error) error {
 	d := &driver{in: in, ctx: ctx}
 	ended, err := d.run(mergeTask{emit})
 	if err != nil {

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/clink-dev/clink/checkpoint"
 	"github.com/clink-dev/clink/vector"
@@ -16,25 +15,16 @@ import (
 // The readings may then sit on either side of keyed exchanges. Every
 // channel carries every message, in order.
 type tee struct {
-	ch      []chan Message
-	ctx     context.Context
-	bound   chan struct{}
-	bindOne sync.Once
+	ch []chan Message
+	binding
 }
 
 func newTee(readers, depth int) *tee {
-	t := &tee{ch: make([]chan Message, readers), bound: make(chan struct{})}
+	t := &tee{ch: make([]chan Message, readers), binding: newBinding()}
 	for i := range t.ch {
 		t.ch[i] = make(chan Message, depth)
 	}
 	return t
-}
-
-func (t *tee) bind(ctx context.Context) {
-	t.bindOne.Do(func() {
-		t.ctx = ctx
-		close(t.bound)
-	})
 }
 
 // teeSink is the tee's sending end.
@@ -44,10 +34,9 @@ type teeSink struct{ t *tee }
 // record.
 func (s *teeSink) send(m Message) error {
 	t := s.t
-	<-t.bound
 	for i, ch := range t.ch {
-		c := m
-		if m.Batch != nil && i < len(t.ch)-1 {
+		c, last := m, i == len(t.ch)-1
+		if m.Batch != nil && !last {
 			b := *m.Batch
 			b.Rec.Retain()
 			if b.Sel != nil {
@@ -55,15 +44,11 @@ func (s *teeSink) send(m Message) error {
 			}
 			c.Batch = &b
 		}
-		select {
-		case ch <- c:
-		case <-t.ctx.Done():
-			if m.Batch != nil {
-				for range t.ch[i:] {
-					m.Batch.Rec.Release()
-				}
+		if err := t.send(ch, c); err != nil { // c's batch released
+			if m.Batch != nil && !last {
+				m.Batch.Release() // the last channel's, never sent
 			}
-			return t.ctx.Err()
+			return err
 		}
 	}
 	return nil
@@ -77,12 +62,7 @@ func (s *teeSink) status(idle bool) error { return s.send(statusMessage(idle)) }
 func (s *teeSink) barrier(id uint64) error {
 	return s.send(Message{Kind: KindBarrier, Checkpoint: id})
 }
-func (s *teeSink) end() error {
-	if err := s.send(Message{Kind: KindWatermark, Watermark: MaxWatermark}); err != nil {
-		return err
-	}
-	return s.send(Message{Kind: KindEnd})
-}
+func (s *teeSink) end() error                       { return endStream(s.send) }
 func (s *teeSink) Flush() error                     { return nil }
 func (s *teeSink) Close() error                     { return nil }
 func (s *teeSink) bindExchange(ctx context.Context) { s.t.bind(ctx) }
@@ -101,16 +81,7 @@ func (s *teeSource) Stats() map[string]int64          { return nil }
 func (s *teeSource) String() string                   { return fmt.Sprintf("tee-%d", s.k) }
 func (s *teeSource) bindExchange(ctx context.Context) { s.t.bind(ctx) }
 func (s *teeSource) Run(ctx context.Context, emit func(Message) error) error {
-	d := &driver{in: []<-chan Message{s.t.ch[s.k]}, ctx: ctx}
-	ended, err := d.run(mergeTask{emit})
-	if err != nil {
-		return err
-	}
-	if !ended {
-		<-ctx.Done()
-		return ctx.Err()
-	}
-	return nil
+	return runMerged(ctx, []<-chan Message{s.t.ch[s.k]}, emit)
 }
 
 var teeSig = checkpoint.Signature{"kind": "source", "table": "tee"}
