@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -62,17 +60,7 @@ FROM readings GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor_id;
 			if err := conformance.Stream(addr, tc.topic, keyedOnThree(c), 2000); err != nil {
 				t.Fatal(err)
 			}
-			var report string
-			for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(250 * time.Millisecond) {
-				o, err := exec.Command(verify, "-in", out, "-lag", "3000", "-window", "10000", "-ticks", strconv.Itoa(c.Ticks)).Output()
-				report = string(o)
-				if err == nil || time.Now().After(deadline) {
-					break
-				}
-			}
-			if !strings.HasPrefix(report, "PASS") {
-				t.Fatalf("verify:\n%s\ncluster log:\n%s", report, log.String())
-			}
+			waitVerified(t, "windows", verify, log, "-in", out, "-lag", "3000", "-window", "10000", "-ticks", strconv.Itoa(c.Ticks))
 			if code := post(t, httpAddr, "/api/v1/jobs/"+job+"/cancel", "", nil); code != http.StatusAccepted {
 				t.Fatalf("cancel: %d", code)
 			}

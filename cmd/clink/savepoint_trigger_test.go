@@ -95,18 +95,7 @@ FROM readings GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor_id;
 	}
 	verified := func(what, lag string) {
 		t.Helper()
-		vargs := []string{"-in", out, "-lag", lag, "-window", "10000", "-ticks", strconv.Itoa(c.Ticks)}
-		var report string
-		for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(250 * time.Millisecond) {
-			o, err := exec.Command(verify, vargs...).Output()
-			report = string(o)
-			if err == nil || time.Now().After(deadline) {
-				break
-			}
-		}
-		if !strings.HasPrefix(report, "PASS") {
-			t.Fatalf("%s: verify:\n%s\ncluster log:\n%s", what, report, log.String())
-		}
+		waitVerified(t, what, verify, log, "-in", out, "-lag", lag, "-window", "10000", "-ticks", strconv.Itoa(c.Ticks))
 	}
 
 	// The window aggregate removed: its state would be lost; the
@@ -190,4 +179,22 @@ func post(t *testing.T, httpAddr, path, body string, out any) int {
 		json.NewDecoder(resp.Body).Decode(out)
 	}
 	return resp.StatusCode
+}
+
+// waitVerified runs the sensors verifier with args until it passes, for
+// up to 90 s (the last windows land as the watermark passes them), and
+// fails the test with its report and log otherwise.
+func waitVerified(t *testing.T, what, verify string, log *syncBuffer, args ...string) {
+	t.Helper()
+	var report string
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(250 * time.Millisecond) {
+		o, err := exec.Command(verify, args...).Output()
+		report = string(o)
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if !strings.HasPrefix(report, "PASS") {
+		t.Fatalf("%s: verify:\n%s\ncluster log:\n%s", what, report, log.String())
+	}
 }
