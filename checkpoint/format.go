@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"fmt"
 	"strconv"
 	"strings"
@@ -15,6 +16,12 @@ import (
 // FormatVersion is the snapshot layout this package writes and the only one
 // it reads (docs/state-format.md).
 const FormatVersion = 1
+
+// FormatVersionIncremental is the manifest version of a checkpoint with
+// delta parts: a reader of version 1 would take a delta for the whole
+// state, so it must refuse the manifest. Part files stay version 1 (a
+// delta's <tombstone> slot stops older readers).
+const FormatVersionIncremental = 2
 
 // DefaultMaxParallelism is the default number of key groups.
 const DefaultMaxParallelism = 128
@@ -43,6 +50,18 @@ const (
 	MetaCheckpointID   = "clink.checkpoint_id"
 	MetaMaxParallelism = "clink.max_parallelism"
 	MetaSlots          = "clink.slots"
+	// MetaDelta is "true" in a delta part of an incremental checkpoint
+	// (docs/state-format.md#incremental-checkpoints).
+	MetaDelta = "clink.delta"
+)
+
+// TombstoneSlot is the slot of a delta part's deletions: a row deletes,
+// from the parts before it in its chain, the rows of slot
+// tombstone_slot that match its key_group (-1: any), key (null: any) and
+// window (null: any).
+const (
+	TombstoneSlot   = "<tombstone>"
+	ColTombstoneFor = "tombstone_slot"
 )
 
 var fixedFields = []arrow.Field{
@@ -81,17 +100,27 @@ type slotMeta struct {
 // layout is a validated slot declaration: the part's value columns and, per
 // slot, which value columns must be null in its rows.
 type layout struct {
+	delta   bool // a delta part: its last slot is TombstoneSlot
 	slots   []Slot
 	values  []arrow.Field  // value columns in schema order (after the fixed ones)
 	index   map[string]int // slot name -> index in slots
 	foreign [][]int        // per slot: schema column indices that must be null
 }
 
-func newLayout(slots []Slot) (*layout, error) {
+func newLayout(slots []Slot) (*layout, error) { return newLayoutOf(slots, false) }
+
+// newDeltaLayout is the layout of a delta part: slots and the tombstones.
+func newDeltaLayout(slots []Slot) (*layout, error) {
+	return newLayoutOf(append(slices.Clone(slots), tombstoneSlot), true)
+}
+
+var tombstoneSlot = Slot{Name: TombstoneSlot, Values: []arrow.Field{{Name: ColTombstoneFor, Type: arrow.BinaryTypes.String}}}
+
+func newLayoutOf(slots []Slot, delta bool) (*layout, error) {
 	if len(slots) == 0 {
 		return nil, errors.New("no slots declared")
 	}
-	l := &layout{slots: make([]Slot, len(slots)), index: make(map[string]int, len(slots))}
+	l := &layout{delta: delta, slots: make([]Slot, len(slots)), index: make(map[string]int, len(slots))}
 	colOf := map[string]int{} // value column name -> index in l.values
 	folded := map[string]string{}
 	for _, f := range fixedFields {
@@ -99,7 +128,11 @@ func newLayout(slots []Slot) (*layout, error) {
 	}
 	member := make([]map[int]bool, len(slots))
 	for i, s := range slots {
-		if err := checkSlotName(s.Name); err != nil {
+		if delta && i == len(slots)-1 {
+			if s.Name != TombstoneSlot {
+				return nil, fmt.Errorf("delta part: last slot is %q, want %q", s.Name, TombstoneSlot)
+			}
+		} else if err := checkSlotName(s.Name); err != nil {
 			return nil, err
 		}
 		if _, dup := l.index[s.Name]; dup {
@@ -230,6 +263,7 @@ type partMeta struct {
 	subtask        int
 	checkpointID   uint64
 	maxParallelism int
+	delta          bool
 }
 
 func (l *layout) fileSchema(pm partMeta) *arrow.Schema {
@@ -242,11 +276,13 @@ func (l *layout) fileSchema(pm partMeta) *arrow.Schema {
 		sm[i] = slotMeta{Name: s.Name, Raw: s.Raw, Values: names}
 	}
 	js, _ := json.Marshal(sm) // strings and bools only: cannot fail
-	md := arrow.NewMetadata(
-		[]string{MetaFormatVersion, MetaOperator, MetaSubtask, MetaCheckpointID, MetaMaxParallelism, MetaSlots},
-		[]string{strconv.Itoa(FormatVersion), pm.operator, strconv.Itoa(pm.subtask),
-			strconv.FormatUint(pm.checkpointID, 10), strconv.Itoa(pm.maxParallelism), string(js)},
-	)
+	keys := []string{MetaFormatVersion, MetaOperator, MetaSubtask, MetaCheckpointID, MetaMaxParallelism, MetaSlots}
+	vals := []string{strconv.Itoa(FormatVersion), pm.operator, strconv.Itoa(pm.subtask),
+		strconv.FormatUint(pm.checkpointID, 10), strconv.Itoa(pm.maxParallelism), string(js)}
+	if pm.delta {
+		keys, vals = append(keys, MetaDelta), append(vals, "true")
+	}
+	md := arrow.NewMetadata(keys, vals)
 	return l.schema(&md)
 }
 
@@ -327,7 +363,13 @@ func parseSchema(sc *arrow.Schema) (*layout, partMeta, error) {
 			slots[i].Values[j] = f
 		}
 	}
-	l, err := newLayout(slots)
+	if i := md.FindKey(MetaDelta); i >= 0 {
+		if md.Values()[i] != "true" {
+			return nil, pm, fmt.Errorf("%s %q: want \"true\" or no key", MetaDelta, md.Values()[i])
+		}
+		pm.delta = true
+	}
+	l, err := newLayoutOf(slots, pm.delta)
 	if err != nil {
 		return nil, pm, fmt.Errorf("%s: %w", MetaSlots, err)
 	}
@@ -385,14 +427,19 @@ func (l *layout) checkRecord(rec arrow.RecordBatch, maxParallelism int) error {
 		return errors.New("fixed columns have the wrong array types")
 	}
 	n := int(rec.NumRows())
+	lastName, lastSI := "", -1 // rows of one slot come in runs
 	for i := 0; i < n; i++ {
 		if slot.IsNull(i) || kg.IsNull(i) {
 			return fmt.Errorf("row %d: slot and key_group must not be null", i)
 		}
 		name := slot.Value(i)
-		si, ok := l.index[name]
-		if !ok {
-			return fmt.Errorf("row %d: slot %q is not declared in %s", i, name, MetaSlots)
+		si := lastSI
+		if si < 0 || name != lastName {
+			var ok bool
+			if si, ok = l.index[name]; !ok {
+				return fmt.Errorf("row %d: slot %q is not declared in %s", i, name, MetaSlots)
+			}
+			lastName, lastSI = name, si
 		}
 		g := kg.Value(i)
 		wNull := ws.IsNull(i)
@@ -402,7 +449,11 @@ func (l *layout) checkRecord(rec arrow.RecordBatch, maxParallelism int) error {
 		if !wNull && ws.Value(i) >= we.Value(i) {
 			return fmt.Errorf("row %d (slot %q): window [%d, %d) is empty", i, name, ws.Value(i), we.Value(i))
 		}
-		if l.slots[si].Raw {
+		if l.delta && si == len(l.slots)-1 {
+			if g < RawKeyGroup || int(g) >= maxParallelism {
+				return fmt.Errorf("row %d (tombstone): key_group %d out of [-1, %d)", i, g, maxParallelism)
+			}
+		} else if l.slots[si].Raw {
 			if g != RawKeyGroup || !key.IsNull(i) || !wNull {
 				return fmt.Errorf("row %d: <raw> slot %q needs key_group -1, a null key and no window (got key_group %d)", i, name, g)
 			}

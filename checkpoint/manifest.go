@@ -53,6 +53,25 @@ type PartInfo struct {
 	Bytes    int64  `json:"bytes"`
 	Rows     int64  `json:"rows"`
 	SHA256   string `json:"sha256"` // lowercase hex of the whole file
+	// Checkpoint is the checkpoint whose directory holds File, when that
+	// is not the manifest's own: a part of a chain written earlier.
+	Checkpoint uint64 `json:"checkpoint,omitempty"`
+	// Delta marks a part that holds only what changed since the part
+	// before it in its chain (docs/state-format.md#incremental-checkpoints).
+	Delta bool `json:"delta,omitempty"`
+	// Chain lists, for a delta, the parts it builds on, oldest first: a
+	// full part, then deltas. Restoring the subtask reads the chain and
+	// then this part.
+	Chain []PartInfo `json:"chain,omitempty"`
+}
+
+// dir is the checkpoint directory holding the part, for a manifest of
+// checkpoint id.
+func (p PartInfo) dir(id uint64) uint64 {
+	if p.Checkpoint != 0 {
+		return p.Checkpoint
+	}
+	return id
 }
 
 // decodeManifest parses and checks a manifest; path names it in errors and
@@ -69,12 +88,15 @@ func decodeManifest(path string, id uint64, data []byte) (*Manifest, error) {
 	if head.FormatVersion == nil {
 		return nil, fileErr(path, ErrCorrupt, "no format_version")
 	}
-	if v := string(bytes.TrimSpace(*head.FormatVersion)); v != fmt.Sprint(FormatVersion) {
-		return nil, fileErr(path, ErrVersion, "unsupported format version %s (this build reads version %d)", v, FormatVersion)
+	if v := string(bytes.TrimSpace(*head.FormatVersion)); v != fmt.Sprint(FormatVersion) && v != fmt.Sprint(FormatVersionIncremental) {
+		return nil, fileErr(path, ErrVersion, "unsupported format version %s (this build reads versions %d and %d)", v, FormatVersion, FormatVersionIncremental)
 	}
 	var m Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fileErr(path, ErrCorrupt, "invalid manifest: %v", err)
+	}
+	if m.Incremental() != (m.FormatVersion == FormatVersionIncremental) {
+		return nil, fileErr(path, ErrCorrupt, "format_version %d, but delta parts: %t (version %d is for checkpoints with delta parts)", m.FormatVersion, m.Incremental(), FormatVersionIncremental)
 	}
 	if err := m.check(id); err != nil {
 		return nil, &FileError{Path: path, Kind: ErrCorrupt, Err: err}
@@ -107,11 +129,31 @@ func (m *Manifest) check(id uint64) error {
 			return fmt.Errorf("parts[%d]: %s listed twice", i, p.File)
 		}
 		seen[p.File] = true
-		if p.Bytes < 0 || p.Rows < 0 {
-			return fmt.Errorf("parts[%d]: negative bytes or rows", i)
+		if err := p.checkFile(); err != nil {
+			return fmt.Errorf("parts[%d]: %w", i, err)
 		}
-		if b, err := hex.DecodeString(p.SHA256); err != nil || len(b) != 32 || hex.EncodeToString(b) != p.SHA256 {
-			return fmt.Errorf("parts[%d]: sha256 %q is not 64 lowercase hex digits", i, p.SHA256)
+		if p.Checkpoint != 0 {
+			return fmt.Errorf("parts[%d]: the head of a chain must be the checkpoint's own file", i)
+		}
+		if p.Delta != (len(p.Chain) > 0) {
+			return fmt.Errorf("parts[%d]: a delta part needs a chain and only a delta has one", i)
+		}
+		prev := uint64(0)
+		for k, c := range p.Chain {
+			if err := c.checkFile(); err != nil {
+				return fmt.Errorf("parts[%d].chain[%d]: %w", i, k, err)
+			}
+			switch {
+			case c.Operator != p.Operator || c.Subtask != p.Subtask || c.File != p.File:
+				return fmt.Errorf("parts[%d].chain[%d]: %s, not a part of %s subtask %d", i, k, c.File, p.Operator, p.Subtask)
+			case c.Checkpoint <= prev || c.Checkpoint >= id:
+				return fmt.Errorf("parts[%d].chain[%d]: checkpoint %d out of order (chains ascend and precede checkpoint %d)", i, k, c.Checkpoint, id)
+			case c.Delta != (k > 0):
+				return fmt.Errorf("parts[%d].chain[%d]: a chain starts with one full part and goes on with deltas", i, k)
+			case len(c.Chain) > 0:
+				return fmt.Errorf("parts[%d].chain[%d]: nested chain", i, k)
+			}
+			prev = c.Checkpoint
 		}
 	}
 	ops := make(map[string]bool, len(m.Operators))
@@ -125,4 +167,40 @@ func (m *Manifest) check(id uint64) error {
 		ops[o.Operator] = true
 	}
 	return nil
+}
+
+func (p PartInfo) checkFile() error {
+	if p.Bytes < 0 || p.Rows < 0 {
+		return errors.New("negative bytes or rows")
+	}
+	if b, err := hex.DecodeString(p.SHA256); err != nil || len(b) != 32 || hex.EncodeToString(b) != p.SHA256 {
+		return fmt.Errorf("sha256 %q is not 64 lowercase hex digits", p.SHA256)
+	}
+	return nil
+}
+
+// Incremental reports whether the checkpoint has delta parts: it then
+// needs files of earlier checkpoints.
+func (m *Manifest) Incremental() bool {
+	for _, p := range m.Parts {
+		if p.Delta {
+			return true
+		}
+	}
+	return false
+}
+
+// Files are the files the checkpoint needs, as (checkpoint directory id,
+// file name) pairs: its own parts and every part of their chains.
+func (m *Manifest) Files() []PartInfo {
+	var out []PartInfo
+	for _, p := range m.Parts {
+		for _, c := range p.Chain {
+			out = append(out, c)
+		}
+		q := p
+		q.Chain, q.Checkpoint = nil, m.CheckpointID
+		out = append(out, q)
+	}
+	return out
 }

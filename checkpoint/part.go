@@ -126,7 +126,7 @@ func newPartWriter(w *Writer, op string, subtask int, l *layout, path string, f 
 		buf:    bufio.NewWriterSize(f, 64<<10),
 		sum:    sha256.New(),
 	}
-	p.schema = l.fileSchema(partMeta{operator: op, subtask: subtask, checkpointID: w.id, maxParallelism: p.maxPar})
+	p.schema = l.fileSchema(partMeta{operator: op, subtask: subtask, checkpointID: w.id, maxParallelism: p.maxPar, delta: l.delta})
 	opts := []ipc.Option{ipc.WithSchema(p.schema), ipc.WithAllocator(w.store.opts.Allocator)}
 	if w.store.opts.Compression == CompressZstd {
 		opts = append(opts, ipc.WithZstd(), ipc.WithMinSpaceSavings(0.1))
@@ -149,6 +149,9 @@ type Part struct {
 	Subtask        int
 	CheckpointID   uint64
 	MaxParallelism int
+	// Delta marks a delta part read on its own (ReadPartFile); a
+	// checkpoint's ReadPart merges deltas with their chains.
+	Delta          bool
 	Slots          []Slot
 	Schema         *arrow.Schema
 	Records        []arrow.RecordBatch
@@ -241,6 +244,7 @@ func DecodePart(path string, data []byte) (part *Part, err error) {
 		Subtask:        pm.subtask,
 		CheckpointID:   pm.checkpointID,
 		MaxParallelism: pm.maxParallelism,
+		Delta:          pm.delta,
 		Slots:          l.slots,
 		Schema:         sc,
 		Records:        recs,

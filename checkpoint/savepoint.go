@@ -48,10 +48,8 @@ func OpenDir(dir string) (*Checkpoint, error) {
 		return nil, err
 	}
 	c := &Checkpoint{ID: id, Path: dir, Manifest: m}
-	for _, p := range m.Parts {
-		if _, err := c.stat(p); err != nil {
-			return nil, err
-		}
+	if err := c.statAll(); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -66,6 +64,9 @@ func OpenDir(dir string) (*Checkpoint, error) {
 func WriteSavepoint(cp *Checkpoint, dir string) error {
 	if _, err := os.Lstat(dir); err == nil {
 		return fmt.Errorf("savepoint: %s already exists", dir)
+	}
+	if cp.Manifest.Incremental() {
+		return fmt.Errorf("savepoint: checkpoint %d has delta parts; a savepoint is self-contained and is taken from a full checkpoint", cp.ID)
 	}
 	parent := filepath.Dir(dir)
 	if err := os.MkdirAll(parent, 0o755); err != nil {

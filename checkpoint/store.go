@@ -177,7 +177,9 @@ func maxOf(a, b uint64) uint64 {
 
 // Retain keeps the newest n complete checkpoints and removes the older
 // complete ones and every incomplete directory (crash debris), except the
-// checkpoints this Store is writing. n must be at least 1.
+// checkpoints this Store is writing and the part files a kept or written
+// checkpoint's chains still need (their directories lose their manifest
+// and every other file). n must be at least 1.
 //
 // A complete checkpoint is removed manifest first, so a crash halfway
 // leaves an incomplete directory, never a damaged complete one.
@@ -193,6 +195,24 @@ func (s *Store) Retain(n int) error {
 	}
 	var errs []error
 	kept := 0
+	// Files of older checkpoints that the kept ones build on (chains of
+	// incremental checkpoints), and those of the parts being written.
+	needed := map[uint64]map[string]bool{}
+	need := func(ck uint64, file string) {
+		if needed[ck] == nil {
+			needed[ck] = map[string]bool{}
+		}
+		needed[ck][file] = true
+	}
+	for _, w := range s.active {
+		w.mu.Lock()
+		for _, p := range w.parts {
+			for _, c := range p.info.Chain {
+				need(c.Checkpoint, c.File)
+			}
+		}
+		w.mu.Unlock()
+	}
 	for i := len(list) - 1; i >= 0; i-- {
 		c := list[i]
 		if _, writing := s.active[c.ID]; writing {
@@ -201,6 +221,18 @@ func (s *Store) Retain(n int) error {
 		if c.Complete {
 			if kept < n {
 				kept++
+				m, err := s.manifest(c.ID)
+				if err != nil {
+					// Unreadable: keep everything older rather than
+					// break a chain it might need.
+					errs = append(errs, err)
+					return errors.Join(errs...)
+				}
+				for _, f := range m.Files() {
+					if f.Checkpoint != c.ID {
+						need(f.Checkpoint, f.File)
+					}
+				}
 				continue
 			}
 			if err := os.Remove(filepath.Join(c.Path, ManifestName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -212,6 +244,23 @@ func (s *Store) Retain(n int) error {
 				continue
 			}
 		}
+		if keep := needed[c.ID]; len(keep) > 0 {
+			// A kept checkpoint builds on some of its parts: remove the
+			// rest; the directory goes once no chain needs it.
+			ents, err := os.ReadDir(c.Path)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("checkpoint: %w", err))
+				continue
+			}
+			for _, e := range ents {
+				if !keep[e.Name()] {
+					if err := os.RemoveAll(filepath.Join(c.Path, e.Name())); err != nil {
+						errs = append(errs, fmt.Errorf("checkpoint: %w", err))
+					}
+				}
+			}
+			continue
+		}
 		if err := os.RemoveAll(c.Path); err != nil {
 			errs = append(errs, fmt.Errorf("checkpoint: %w", err))
 		}
@@ -220,6 +269,16 @@ func (s *Store) Retain(n int) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// manifest reads the manifest of complete checkpoint id.
+func (s *Store) manifest(id uint64) (*Manifest, error) {
+	path := filepath.Join(s.Path(id), ManifestName)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &FileError{Path: path, Err: err}
+	}
+	return decodeManifest(path, id, data)
 }
 
 // Begin starts writing checkpoint id. An incomplete directory of the same
@@ -274,16 +333,38 @@ type Writer struct {
 	id    uint64
 	dir   string
 
+	async sync.WaitGroup // Go's functions
+
 	mu     sync.Mutex
 	parts  map[string]*PartWriter // by file name
 	open   int                    // parts not yet closed
-	ended  bool                   // committed or aborted
-	joined bool                   // Join: parts only
+	ended    bool                   // committed or aborted
+	joined   bool                   // Join: parts only
+	asyncErr error                  // the first failure of a Go function
+}
+
+// Go runs fn in a goroutine of its own: the part of a snapshot that
+// encodes, compresses and writes what an operator captured at its barrier
+// (asynchronous snapshots). Parts, Commit and Abort wait for every fn; an
+// error fails the checkpoint.
+func (w *Writer) Go(fn func() error) {
+	w.async.Add(1)
+	go func() {
+		defer w.async.Done()
+		if err := fn(); err != nil {
+			w.mu.Lock()
+			if w.asyncErr == nil {
+				w.asyncErr = err
+			}
+			w.mu.Unlock()
+		}
+	}()
 }
 
 // Parts reports the parts written so far, sorted; every part must be
 // closed without error. A joined Writer is finished by it.
 func (w *Writer) Parts() ([]PartInfo, error) {
+	w.async.Wait()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.open > 0 {
@@ -291,6 +372,9 @@ func (w *Writer) Parts() ([]PartInfo, error) {
 	}
 	if w.joined {
 		w.ended = true
+	}
+	if w.asyncErr != nil {
+		return nil, fmt.Errorf("checkpoint %d: %w", w.id, w.asyncErr)
 	}
 	out := make([]PartInfo, 0, len(w.parts))
 	for _, p := range w.parts {
@@ -328,6 +412,10 @@ func (w *Writer) Part(operator string, subtask int, slots []Slot) (*PartWriter, 
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %d: operator %s: %w", w.id, operator, err)
 	}
+	return w.part(operator, subtask, l)
+}
+
+func (w *Writer) part(operator string, subtask int, l *layout) (*PartWriter, error) {
 	name := partFileName(operator, subtask)
 	path := filepath.Join(w.dir, name)
 	w.mu.Lock()
@@ -365,6 +453,7 @@ func (w *Writer) partDone(p *PartWriter) {
 // Commit returns, successfully or not, the Writer is finished; a failed
 // checkpoint stays incomplete (Abort or Retain removes it).
 func (w *Writer) Commit(meta Meta) error {
+	w.async.Wait()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.ended {
@@ -377,6 +466,9 @@ func (w *Writer) Commit(meta Meta) error {
 	defer w.store.finish(w.id)
 	if w.open > 0 {
 		return fmt.Errorf("checkpoint %d: %d part(s) not closed", w.id, w.open)
+	}
+	if w.asyncErr != nil {
+		return fmt.Errorf("checkpoint %d: %w", w.id, w.asyncErr)
 	}
 	m := Manifest{
 		FormatVersion:  FormatVersion,
@@ -410,6 +502,19 @@ func (w *Writer) Commit(meta Meta) error {
 		m.Parts = append(m.Parts, p)
 	}
 	sortParts(m.Parts)
+	// The chains' files must still be there: retention runs between an
+	// operator choosing its base and this commit.
+	for _, p := range m.Parts {
+		for _, c := range p.Chain {
+			path := filepath.Join(w.store.Path(c.Checkpoint), c.File)
+			if st, err := os.Stat(path); err != nil || st.Size() != c.Bytes {
+				return fmt.Errorf("checkpoint %d: %s subtask %d builds on %s, which is gone or changed", w.id, p.Operator, p.Subtask, path)
+			}
+		}
+	}
+	if m.Incremental() {
+		m.FormatVersion = FormatVersionIncremental
+	}
 	data, err := json.MarshalIndent(&m, "", "  ")
 	if err != nil {
 		return fmt.Errorf("checkpoint %d: %w", w.id, err)
@@ -428,6 +533,7 @@ func (w *Writer) Commit(meta Meta) error {
 
 // Abort abandons the checkpoint and removes its directory.
 func (w *Writer) Abort() error {
+	w.async.Wait()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	wasActive := !w.ended
@@ -528,16 +634,34 @@ func (s *Store) Open(id uint64) (*Checkpoint, error) {
 		return nil, err
 	}
 	c := &Checkpoint{ID: id, Path: dir, Manifest: m}
-	for _, p := range m.Parts {
-		if _, err := c.stat(p); err != nil {
-			return nil, err
-		}
+	if err := c.statAll(); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
 
+// statAll checks that every file the checkpoint needs is there at its
+// recorded size.
+func (c *Checkpoint) statAll() error {
+	for _, p := range c.Manifest.Files() {
+		if _, err := c.stat(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pathOf is the path of a part file of the checkpoint or of a chain: an
+// earlier checkpoint's directory beside this one's.
+func (c *Checkpoint) pathOf(p PartInfo) string {
+	if p.Checkpoint == 0 || p.Checkpoint == c.ID {
+		return filepath.Join(c.Path, p.File)
+	}
+	return filepath.Join(filepath.Dir(c.Path), "chk-"+strconv.FormatUint(p.Checkpoint, 10), p.File)
+}
+
 func (c *Checkpoint) stat(p PartInfo) (string, error) {
-	path := filepath.Join(c.Path, p.File)
+	path := c.pathOf(p)
 	st, err := os.Stat(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -578,19 +702,35 @@ func (c *Checkpoint) PartsOf(operator string) []PartInfo {
 }
 
 // ReadPart reads one part: size and SHA-256 against the manifest, then the
-// Arrow file and its identity against the manifest.
+// Arrow file and its identity against the manifest. A delta is read with
+// its chain and merged: the result reads as a full part.
 func (c *Checkpoint) ReadPart(operator string, subtask int) (*Part, error) {
 	name := partFileName(operator, subtask)
 	for _, p := range c.Manifest.Parts {
-		if p.File == name {
+		if p.File != name {
+			continue
+		}
+		if !p.Delta {
 			return c.read(p)
 		}
+		var parts []*Part
+		for _, info := range append(slices.Clone(p.Chain), p) {
+			part, err := c.read(info)
+			if err != nil {
+				for _, q := range parts {
+					q.Release()
+				}
+				return nil, err
+			}
+			parts = append(parts, part)
+		}
+		return mergeChain(parts)
 	}
 	return nil, fileErr(filepath.Join(c.Path, name), ErrMissing, "checkpoint %d has no part for %s subtask %d", c.ID, operator, subtask)
 }
 
 func (c *Checkpoint) read(p PartInfo) (*Part, error) {
-	path := filepath.Join(c.Path, p.File)
+	path := c.pathOf(p)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -613,8 +753,10 @@ func (c *Checkpoint) read(p PartInfo) (*Part, error) {
 	switch {
 	case part.Operator != p.Operator || part.Subtask != p.Subtask:
 		bad = fmt.Sprintf("file is %s subtask %d, %s says %s subtask %d", part.Operator, part.Subtask, ManifestName, p.Operator, p.Subtask)
-	case part.CheckpointID != c.ID:
-		bad = fmt.Sprintf("file belongs to checkpoint %d, not %d", part.CheckpointID, c.ID)
+	case part.CheckpointID != p.dir(c.ID):
+		bad = fmt.Sprintf("file belongs to checkpoint %d, not %d", part.CheckpointID, p.dir(c.ID))
+	case part.Delta != p.Delta:
+		bad = fmt.Sprintf("file is a delta: %t, %s says %t", part.Delta, ManifestName, p.Delta)
 	case part.MaxParallelism != c.Manifest.MaxParallelism:
 		bad = fmt.Sprintf("file has max_parallelism %d, %s says %d", part.MaxParallelism, ManifestName, c.Manifest.MaxParallelism)
 	case part.NumRows() != p.Rows:
@@ -627,9 +769,10 @@ func (c *Checkpoint) read(p PartInfo) (*Part, error) {
 	return part, nil
 }
 
-// Verify reads every part, checking checksums and contents.
+// Verify reads every part and chain part, checking checksums and
+// contents.
 func (c *Checkpoint) Verify() error {
-	for _, p := range c.Manifest.Parts {
+	for _, p := range c.Manifest.Files() {
 		part, err := c.read(p)
 		if err != nil {
 			return err

@@ -567,8 +567,8 @@ func TestCorruption(t *testing.T) {
 			return manifest(dir), "invalid JSON (2 bytes; truncated?): invalid character '\\x00' looking for beginning of value"
 		}},
 		{"manifest unknown version", ErrVersion, func(dir string) (string, string) {
-			editManifest(t, dir, func(m map[string]any) { m["format_version"] = 2 })
-			return manifest(dir), "unsupported format version 2 (this build reads version 1)"
+			editManifest(t, dir, func(m map[string]any) { m["format_version"] = 3 })
+			return manifest(dir), "unsupported format version 3 (this build reads versions 1 and 2)"
 		}},
 		{"manifest of another checkpoint", ErrCorrupt, func(dir string) (string, string) {
 			editManifest(t, dir, func(m map[string]any) { m["checkpoint_id"] = 9 })
