@@ -159,7 +159,7 @@ func mergeChain(parts []*Part) (*Part, error) {
 		MaxParallelism: head.MaxParallelism, Slots: l.slots, Schema: schema}
 	seen := map[string]struct{}{}
 	tombs := map[string]*tombSet{} // by slot, from the parts newer than the one being read
-	rawDone := map[string]bool{}    // raw slots a newer part had
+	rawDone := map[string]bool{}   // raw slots a newer part had
 	var id []byte
 	// Newest first: a row is kept when no newer part has its identity or
 	// deletes it.

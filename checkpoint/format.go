@@ -3,8 +3,8 @@ package checkpoint
 import (
 	"encoding/json"
 	"errors"
-	"slices"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"

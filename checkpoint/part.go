@@ -151,10 +151,10 @@ type Part struct {
 	MaxParallelism int
 	// Delta marks a delta part read on its own (ReadPartFile); a
 	// checkpoint's ReadPart merges deltas with their chains.
-	Delta          bool
-	Slots          []Slot
-	Schema         *arrow.Schema
-	Records        []arrow.RecordBatch
+	Delta   bool
+	Slots   []Slot
+	Schema  *arrow.Schema
+	Records []arrow.RecordBatch
 }
 
 // NumRows is the number of state rows in the part.

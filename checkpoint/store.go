@@ -335,9 +335,9 @@ type Writer struct {
 
 	async sync.WaitGroup // Go's functions
 
-	mu     sync.Mutex
-	parts  map[string]*PartWriter // by file name
-	open   int                    // parts not yet closed
+	mu       sync.Mutex
+	parts    map[string]*PartWriter // by file name
+	open     int                    // parts not yet closed
 	ended    bool                   // committed or aborted
 	joined   bool                   // Join: parts only
 	asyncErr error                  // the first failure of a Go function
