@@ -66,7 +66,7 @@ func WriteSavepoint(cp *Checkpoint, dir string) error {
 		return fmt.Errorf("savepoint: %s already exists", dir)
 	}
 	if cp.Manifest.Incremental() {
-		return fmt.Errorf("savepoint: checkpoint %d has delta parts; a savepoint is self-contained and is taken from a full checkpoint", cp.ID)
+		return writeMergedSavepoint(cp, dir)
 	}
 	parent := filepath.Dir(dir)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
@@ -131,4 +131,61 @@ func linkOrCopy(src, dst string) error {
 		return fmt.Errorf("savepoint: copying %s: %w", src, err)
 	}
 	return nil
+}
+
+// writeMergedSavepoint writes an incremental checkpoint as a savepoint of
+// full parts: each delta read with its chain, merged and written again, so
+// that the savepoint needs no file of the store.
+func writeMergedSavepoint(cp *Checkpoint, dir string) error {
+	parent := filepath.Dir(dir)
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	tmp := filepath.Join(parent, "."+filepath.Base(dir)+".inprogress-"+hex.EncodeToString(rnd[:]))
+	err := func() error {
+		st, err := NewStore(tmp, Options{MaxParallelism: cp.Manifest.MaxParallelism})
+		if err != nil {
+			return err
+		}
+		w, err := st.Begin(cp.ID)
+		if err != nil {
+			return err
+		}
+		for _, info := range cp.Manifest.Parts {
+			if err := copyPart(cp, w, info); err != nil {
+				w.Abort()
+				return err
+			}
+		}
+		m := cp.Manifest
+		if err := w.Commit(Meta{Job: m.Job, Fingerprint: m.Fingerprint, Properties: m.Properties, Operators: m.Operators}); err != nil {
+			return err
+		}
+		if err := os.Rename(st.Path(cp.ID), dir); err != nil {
+			return fmt.Errorf("savepoint: %w", err)
+		}
+		return syncDir(parent)
+	}()
+	os.RemoveAll(tmp)
+	return err
+}
+
+// copyPart writes the (merged) state of one part of cp into w as a full
+// part.
+func copyPart(cp *Checkpoint, w *Writer, info PartInfo) error {
+	part, err := cp.ReadPart(info.Operator, info.Subtask)
+	if err != nil {
+		return err
+	}
+	defer part.Release()
+	p, err := w.Part(info.Operator, info.Subtask, part.Slots)
+	if err != nil {
+		return err
+	}
+	for _, rec := range part.Records {
+		if err := p.Write(rec); err != nil {
+			p.Close()
+			return err
+		}
+	}
+	return p.Close()
 }

@@ -164,6 +164,13 @@ type CheckpointConfig struct {
 	AllowNonRestoredState bool
 	// Restore, when set, is the checkpoint the job resumes from.
 	Restore *checkpoint.Checkpoint
+	// Incremental lets operators that support it write delta parts:
+	// what changed since the newest complete checkpoint
+	// (docs/checkpoints.md#incremental-checkpoints).
+	Incremental bool
+	// MaxDeltas bounds the deltas of a chain before a full part (default
+	// DefaultMaxDeltas).
+	MaxDeltas int
 	// MaxParallelism is the number of key groups (the store's).
 	MaxParallelism int
 	Mem            memory.Allocator
@@ -190,7 +197,7 @@ type ClusterCheckpoints struct {
 	// Ack reports this process's parts of checkpoint id and its operators
 	// with state (the manifest's operators: the Coordinator unions every
 	// process's).
-	Ack func(id uint64, parts []checkpoint.PartInfo, ops []checkpoint.OperatorInfo) error
+	Ack func(id uint64, parts []checkpoint.PartInfo, ops []checkpoint.OperatorInfo, sync time.Duration) error
 	// Finished is called once every local subtask has finished; the job
 	// then waits for the final checkpoint (triggered once every Worker's
 	// subtasks finished) to complete, so that its two-phase sinks publish
@@ -233,6 +240,31 @@ type pendingCP struct {
 	done   map[*component]bool
 	start  time.Time
 	failed error
+	// sync is the longest synchronous part of a snapshot: how long an
+	// operator stopped processing at the barrier.
+	sync time.Duration
+}
+
+// DefaultMaxDeltas is how many delta parts a chain holds before the next
+// snapshot of the operator is full again.
+const DefaultMaxDeltas = 10
+
+// newSnapshot is component c's snapshot into p.
+func (ck *checkpointer) newSnapshot(c *component, p *pendingCP) *Snapshot {
+	s := &Snapshot{ID: p.id, MaxParallelism: ck.cfg.MaxParallelism, Mem: ck.cfg.Mem,
+		Open: func(slots []checkpoint.Slot) (*checkpoint.PartWriter, error) {
+			return p.w.Part(c.name, c.subtask, slots)
+		},
+		Go: p.w.Go, Completed: ck.last, MaxDeltas: ck.cfg.MaxDeltas}
+	if s.MaxDeltas == 0 {
+		s.MaxDeltas = DefaultMaxDeltas
+	}
+	if ck.cfg.Incremental {
+		s.OpenDelta = func(slots []checkpoint.Slot, chain []checkpoint.PartInfo) (*checkpoint.PartWriter, error) {
+			return p.w.DeltaPart(c.name, c.subtask, slots, chain)
+		}
+	}
+	return s
 }
 
 // checkpointer coordinates the checkpoints of one job: it triggers
@@ -579,11 +611,7 @@ func (ck *checkpointer) snapshotLocked(c *component, p *pendingCP) error {
 		return nil
 	}
 	if c.st != nil {
-		s := &Snapshot{ID: p.id, MaxParallelism: ck.cfg.MaxParallelism, Mem: ck.cfg.Mem,
-			Open: func(slots []checkpoint.Slot) (*checkpoint.PartWriter, error) {
-				return p.w.Part(c.name, c.subtask, slots)
-			}}
-		if err := c.st.SnapshotState(s); err != nil {
+		if err := c.st.SnapshotState(ck.newSnapshot(c, p)); err != nil {
 			p.failed = err
 			return fmt.Errorf("checkpoint %d: %s: %w", p.id, c.name, err)
 		}
@@ -600,18 +628,21 @@ func (ck *checkpointer) snapshot(c *component, id uint64) error {
 	if p == nil || p.id != id {
 		return nil // an aborted checkpoint's barrier
 	}
+	var took time.Duration
 	if c != nil && c.st != nil {
-		s := &Snapshot{ID: id, MaxParallelism: ck.cfg.MaxParallelism, Mem: ck.cfg.Mem,
-			Open: func(slots []checkpoint.Slot) (*checkpoint.PartWriter, error) {
-				return p.w.Part(c.name, c.subtask, slots)
-			}}
+		ck.mu.Lock()
+		s := ck.newSnapshot(c, p)
+		ck.mu.Unlock()
+		start := time.Now()
 		if err := c.st.SnapshotState(s); err != nil {
 			return fmt.Errorf("checkpoint %d: %s: %w", id, c.name, err)
 		}
+		took = time.Since(start)
 	}
 	ck.mu.Lock()
 	defer ck.mu.Unlock()
 	if c != nil && ck.pending == p {
+		p.sync = max(p.sync, took)
 		p.done[c] = true
 		ck.checkDoneLocked()
 	}
@@ -671,7 +702,7 @@ func (ck *checkpointer) completeCP(id uint64) error {
 		if err != nil {
 			return err
 		}
-		return cl.Ack(id, parts, ck.operators())
+		return cl.Ack(id, parts, ck.operators(), p.sync)
 	}
 	err := p.w.Commit(checkpoint.Meta{Job: ck.cfg.Job, Fingerprint: ck.cfg.Fingerprint, Operators: ck.operators()})
 	if err != nil {
@@ -684,7 +715,7 @@ func (ck *checkpointer) completeCP(id uint64) error {
 		return err
 	}
 	if ck.cfg.Logf != nil {
-		ck.cfg.Logf("checkpoint %d complete (%d parts, %s)", id, len(p.done), time.Since(p.start).Round(time.Millisecond))
+		ck.cfg.Logf("checkpoint %d complete (%d parts, %s, longest synchronous snapshot %s)", id, len(p.done), time.Since(p.start).Round(time.Millisecond), p.sync.Round(10*time.Microsecond))
 	}
 	return nil
 }

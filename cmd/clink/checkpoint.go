@@ -27,6 +27,9 @@ type checkpointFlags struct {
 	// allowNonRestored drops the state of operators the job no longer
 	// has (Flink's --allowNonRestoredState).
 	allowNonRestored bool
+	// incremental lets operators write delta parts (Flink's
+	// execution.checkpointing.incremental).
+	incremental bool
 }
 
 func (c *checkpointFlags) register(fs *flag.FlagSet) {
@@ -43,6 +46,7 @@ func (c *checkpointFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.fromSP, "from-savepoint", "", "resume from this savepoint directory (or a checkpoint's chk-<id> directory); new checkpoints go to --checkpoint-dir")
 	fs.BoolVar(&c.fresh, "fresh", false, "start from the beginning even if the checkpoint directory holds checkpoints")
 	fs.IntVar(&c.retain, "checkpoints-retained", 3, "completed checkpoints to keep")
+	fs.BoolVar(&c.incremental, "incremental-checkpoints", true, "let operators write only what changed since the last complete checkpoint (SET 'execution.checkpointing.incremental')")
 	fs.BoolVar(&c.allowNonRestored, "allow-non-restored-state", false, "restore a checkpoint that holds state of operators this job no longer has, dropping that state")
 }
 
@@ -70,6 +74,9 @@ func (c *checkpointFlags) applySettings(settings map[string]string, set map[stri
 			return fmt.Errorf("plan setting checkpoint_interval_ms %q", v)
 		}
 		c.interval = time.Duration(ms) * time.Millisecond
+	}
+	if v, ok := settings["incremental_checkpoints"]; ok && !set["incremental-checkpoints"] {
+		c.incremental = v == "true"
 	}
 	if v, ok := settings["checkpoints_retained"]; ok && !set["checkpoints-retained"] {
 		if _, err := fmt.Sscan(v, &c.retain); err != nil {
@@ -117,7 +124,7 @@ func (c *checkpointFlags) config(plan *pb.Plan, stderr io.Writer) (*engine.Check
 	if err != nil {
 		return nil, err
 	}
-	cfg := &engine.CheckpointConfig{Store: store, Interval: c.interval, Retain: c.retain, Job: c.job, Fingerprint: fp, AllowNonRestoredState: c.allowNonRestored}
+	cfg := &engine.CheckpointConfig{Store: store, Interval: c.interval, Retain: c.retain, Job: c.job, Fingerprint: fp, AllowNonRestoredState: c.allowNonRestored, Incremental: c.incremental}
 	if cfg.Interval == 0 {
 		cfg.Interval = time.Second
 	}

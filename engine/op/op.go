@@ -85,6 +85,30 @@ type Snapshot struct {
 	Mem memory.Allocator
 	// Open creates the part with the given slots; the caller closes it.
 	Open func(slots []checkpoint.Slot) (*checkpoint.PartWriter, error)
+	// OpenDelta creates the part as a delta on chain (an earlier part's
+	// checkpoint.PartWriter.Chain). nil when this checkpoint must be full:
+	// a savepoint, or incremental checkpoints are off.
+	OpenDelta func(slots []checkpoint.Slot, chain []checkpoint.PartInfo) (*checkpoint.PartWriter, error)
+	// Completed is the newest checkpoint known complete (0: none): a
+	// delta builds on the part written for it.
+	Completed uint64
+	// MaxDeltas bounds a chain's deltas: the snapshot after that many is
+	// full again (compaction), so a restore reads a bounded chain.
+	MaxDeltas int
+	// Go runs the asynchronous half of a snapshot — encoding, compressing
+	// and writing what the operator captured at the barrier — while the
+	// operator goes on; the checkpoint completes after it. nil: run it
+	// before SnapshotState returns.
+	Go func(func() error)
+}
+
+// Async runs fn as the snapshot's asynchronous half (Go), or now.
+func (s *Snapshot) Async(fn func() error) error {
+	if s.Go == nil {
+		return fn()
+	}
+	s.Go(fn)
+	return nil
 }
 
 // Restore is the state of one operator in the checkpoint a job resumes

@@ -440,11 +440,13 @@ var (
 	mCkFailed    = prometheus.NewDesc("clink_job_checkpoints_failed_total", "Failed or abandoned checkpoints of a job.", []string{"job", "name"}, nil)
 	mCkLatest    = prometheus.NewDesc("clink_job_last_checkpoint_id", "Id of a job's newest completed checkpoint.", []string{"job", "name"}, nil)
 	mCkBytes     = prometheus.NewDesc("clink_job_last_checkpoint_bytes", "State bytes of a job's newest completed checkpoint.", []string{"job", "name"}, nil)
+	mCkSync      = prometheus.NewDesc("clink_job_last_checkpoint_sync_duration_ms", "Longest synchronous snapshot (the pause at the barrier) of a job's newest completed checkpoint.", []string{"job", "name"}, nil)
+	mCkSize      = prometheus.NewDesc("clink_job_last_checkpoint_state_size_bytes", "Bytes of every file a job's newest completed checkpoint needs (its own and the earlier files its delta parts build on).", []string{"job", "name"}, nil)
 	mRecordsIn   = prometheus.NewDesc("clink_operator_records_in_total", "Rows into an operator subtask.", []string{"job", "operator", "subtask"}, nil)
 	mRecordsOut  = prometheus.NewDesc("clink_operator_records_out_total", "Rows out of an operator subtask.", []string{"job", "operator", "subtask"}, nil)
 	mLate        = prometheus.NewDesc("clink_operator_late_records_dropped_total", "Late rows an operator subtask dropped.", []string{"job", "operator", "subtask"}, nil)
 	mWatermark   = prometheus.NewDesc("clink_operator_watermark_ms", "Event-time watermark of an operator subtask (epoch ms).", []string{"job", "operator", "subtask"}, nil)
-	allMetricSet = []*prometheus.Desc{mWorkers, mSlots, mJobs, mRestarts, mCkDone, mCkFailed, mCkLatest, mCkBytes, mRecordsIn, mRecordsOut, mLate, mWatermark}
+	allMetricSet = []*prometheus.Desc{mWorkers, mSlots, mJobs, mRestarts, mCkDone, mCkFailed, mCkLatest, mCkBytes, mCkSync, mCkSize, mRecordsIn, mRecordsOut, mLate, mWatermark}
 )
 
 func (m *collector) Describe(ch chan<- *prometheus.Desc) {
@@ -475,6 +477,8 @@ func (m *collector) Collect(ch chan<- prometheus.Metric) {
 		if j.latest != nil {
 			ch <- prometheus.MustNewConstMetric(mCkLatest, prometheus.GaugeValue, float64(j.latest.ID), j.id, j.name)
 			ch <- prometheus.MustNewConstMetric(mCkBytes, prometheus.GaugeValue, float64(j.latest.Bytes), j.id, j.name)
+			ch <- prometheus.MustNewConstMetric(mCkSync, prometheus.GaugeValue, j.latest.SyncMS, j.id, j.name)
+			ch <- prometheus.MustNewConstMetric(mCkSize, prometheus.GaugeValue, float64(j.latest.StateSize), j.id, j.name)
 		}
 		if terminal(j.state) {
 			continue

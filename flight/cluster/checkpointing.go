@@ -24,6 +24,7 @@ type pendingCk struct {
 	// goes to and, once written, its path.
 	spReply       chan stopResult
 	spDir, spPath string
+	syncMS        float64 // the longest synchronous snapshot a Worker reported
 }
 
 // checkpointing: a checkpoint, periodic or the final one, is in flight
@@ -167,6 +168,7 @@ func (ctl *controller) acked(ev event) bool {
 	}
 	p.acks[ev.worker] = ev.parts
 	p.ops[ev.worker] = ev.ops
+	p.syncMS = max(p.syncMS, ev.syncMS)
 	return len(p.acks) == len(ctl.a.workers)
 }
 
@@ -245,9 +247,17 @@ func (ctl *controller) complete() error {
 
 // recordCk keeps a checkpoint's outcome for the API.
 func (c *Coordinator) recordCk(j *job, p *pendingCk, status, reason string, parts []checkpoint.PartInfo) {
-	r := ckRecord{ID: p.id, Status: status, Triggered: p.start.UTC(), Duration: time.Since(p.start).Milliseconds(), Parts: len(parts), Kind: p.kind, Reason: reason}
+	r := ckRecord{ID: p.id, Status: status, Triggered: p.start.UTC(), Duration: time.Since(p.start).Milliseconds(), Parts: len(parts), Kind: p.kind, Reason: reason,
+		SyncMS: p.syncMS}
 	for _, pi := range parts {
 		r.Bytes += pi.Bytes
+		r.StateSize += pi.Bytes
+		for _, c := range pi.Chain {
+			r.StateSize += c.Bytes
+		}
+		if pi.Delta {
+			r.Deltas++
+		}
 	}
 	if status == "COMPLETED" {
 		r.Path = j.store.Path(p.id)

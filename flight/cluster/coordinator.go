@@ -131,6 +131,7 @@ type job struct {
 	// the state of operators the job no longer has.
 	stateOps         []checkpoint.OperatorInfo
 	allowNonRestored bool
+	incremental      bool
 	interval         time.Duration
 	retain           int
 	fresh            bool
@@ -159,10 +160,18 @@ type ckRecord struct {
 	Triggered time.Time `json:"trigger_time"`
 	Duration  int64     `json:"duration_ms"`
 	Parts     int       `json:"parts"`
-	Bytes     int64     `json:"state_bytes"`
-	Path      string    `json:"path,omitempty"`
-	Kind      string    `json:"kind"` // checkpoint, final, savepoint
-	Reason    string    `json:"failure,omitempty"`
+	// Bytes are the files this checkpoint wrote (Flink's
+	// checkpointed_size); StateSize adds the earlier files its delta
+	// parts build on (state_size). Deltas counts its delta parts.
+	Bytes     int64 `json:"state_bytes"`
+	StateSize int64 `json:"state_size"`
+	Deltas    int   `json:"delta_parts"`
+	// SyncMS is the longest synchronous part of a subtask's snapshot:
+	// how long an operator stopped at the barrier.
+	SyncMS float64 `json:"sync_duration_ms"`
+	Path   string  `json:"path,omitempty"`
+	Kind   string  `json:"kind"` // checkpoint, final, savepoint
+	Reason string  `json:"failure,omitempty"`
 	// Savepoint is where a savepoint's copy went (docs/checkpoints.md).
 	Savepoint string `json:"savepoint_path,omitempty"`
 }
@@ -188,6 +197,7 @@ type event struct {
 	id      uint64
 	parts   []checkpoint.PartInfo
 	ops     []checkpoint.OperatorInfo
+	syncMS  float64
 	err     string
 	late    int64
 	skipped int64
@@ -252,7 +262,7 @@ func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 	handle(srv, actRegister, c.register)
 	handle(srv, actHeartbeat, c.heartbeat)
 	handle(srv, actAck, func(_ context.Context, r *ackReq) (any, error) {
-		return nil, c.send(r.attemptRef, event{kind: evAck, worker: r.Worker, id: r.ID, parts: r.Parts, ops: r.Operators})
+		return nil, c.send(r.attemptRef, event{kind: evAck, worker: r.Worker, id: r.ID, parts: r.Parts, ops: r.Operators, syncMS: r.SyncMS})
 	})
 	handle(srv, actFinished, func(_ context.Context, r *workerReport) (any, error) {
 		return nil, c.send(r.attemptRef, event{kind: evFinished, worker: r.Worker})
@@ -468,6 +478,7 @@ func (c *Coordinator) Submit(r *SubmitRequest) (*SubmitResponse, error) {
 		}
 		j.interval = time.Duration(ms) * time.Millisecond
 	}
+	j.incremental = settings["incremental_checkpoints"] != "false"
 	if v, ok := settings["checkpoints_retained"]; ok {
 		if j.retain, err = strconv.Atoi(v); err != nil || j.retain < 1 {
 			return nil, fmt.Errorf("plan setting checkpoints_retained %q", v)

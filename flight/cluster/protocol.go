@@ -105,6 +105,8 @@ type ckSpec struct {
 	// AllowNonRestoredState lets the restore drop the state of operators
 	// the job no longer has.
 	AllowNonRestoredState bool `json:"allow_non_restored_state,omitempty"`
+	// Full turns incremental checkpoints off (every part full).
+	Full bool `json:"full,omitempty"`
 }
 
 type triggerReq struct {
@@ -120,6 +122,8 @@ type ackReq struct {
 	Parts  []checkpoint.PartInfo `json:"parts"`
 	// Operators are the Worker's operators with state.
 	Operators []checkpoint.OperatorInfo `json:"operators,omitempty"`
+	// SyncMS is the longest synchronous part of the Worker's snapshots.
+	SyncMS float64 `json:"sync_ms,omitempty"`
 }
 
 type workerReport struct {

@@ -97,7 +97,7 @@ func (ctl *controller) deploy() error {
 		req := &deployReq{attemptRef: a.ref, Name: j.name, Plan: j.plan, Parallelism: j.parallelism, Subtasks: subtasks, Peers: peers,
 			BatchSize: j.batchSize, LingerMS: j.lingerMS}
 		if j.store != nil {
-			req.Checkpoints = &ckSpec{Dir: j.ckDir, Restore: a.restore, Fingerprint: j.fingerprint, AllowNonRestoredState: j.allowNonRestored}
+			req.Checkpoints = &ckSpec{Dir: j.ckDir, Restore: a.restore, Fingerprint: j.fingerprint, AllowNonRestoredState: j.allowNonRestored, Full: !j.incremental}
 			// New checkpoints get ids after the savepoint's, so it is the
 			// restore point exactly until this job completes one.
 			if j.fromSP != nil && a.restore == j.fromSP.ID {

@@ -256,12 +256,13 @@ func (w *Worker) deploy(_ context.Context, req *deployReq) (any, error) {
 			cancel()
 			return nil, err
 		}
-		cfg = &engine.CheckpointConfig{Store: store, Job: req.Name, Fingerprint: cs.Fingerprint, AllowNonRestoredState: cs.AllowNonRestoredState, Mem: rt.Mem,
+		cfg = &engine.CheckpointConfig{Store: store, Job: req.Name, Fingerprint: cs.Fingerprint, AllowNonRestoredState: cs.AllowNonRestoredState, Incremental: !cs.Full, Mem: rt.Mem,
 			Cluster: &engine.ClusterCheckpoints{
 				Trigger:  a.trig,
 				Complete: a.compl,
-				Ack: func(id uint64, parts []checkpoint.PartInfo, ops []checkpoint.OperatorInfo) error {
-					return call(ctx, w.coord, actAck, &ackReq{attemptRef: a.ref, Worker: w.cfg.ID, ID: id, Parts: parts, Operators: ops}, nil)
+				Ack: func(id uint64, parts []checkpoint.PartInfo, ops []checkpoint.OperatorInfo, sync time.Duration) error {
+					return call(ctx, w.coord, actAck, &ackReq{attemptRef: a.ref, Worker: w.cfg.ID, ID: id, Parts: parts, Operators: ops,
+						SyncMS: float64(sync.Microseconds()) / 1000}, nil)
 				},
 				Finished: func() {
 					if err := call(ctx, w.coord, actFinished, &workerReport{attemptRef: a.ref, Worker: w.cfg.ID}, nil); err != nil && ctx.Err() == nil {

@@ -799,7 +799,10 @@ func (r *Runner) crash(data []byte, batch, par int, cuts map[string]int64, dir s
 	}
 	var mu sync.Mutex
 	var completed []uint64
+	// Incremental with short chains: restores read deltas and compacted
+	// (full again) parts.
 	cfg := &engine.CheckpointConfig{Store: cs, Interval: time.Millisecond, Job: "logictest", Fingerprint: cut.fp, Mem: mem, Restore: from,
+		Incremental: true, MaxDeltas: 3,
 		OnComplete: func(id uint64) {
 			mu.Lock()
 			completed = append(completed, id)
@@ -897,8 +900,9 @@ func (r *Runner) resume(data []byte, batch, par int, cut cutPoint, dir string, s
 	if err != nil {
 		return Result{Err: err}
 	}
+
 	// No checkpoint but the final one: the second run is deterministic.
-	cfg := &engine.CheckpointConfig{Store: cs, Interval: time.Hour, Job: "logictest", Fingerprint: cut.fp, Mem: mem, Restore: cp}
+	cfg := &engine.CheckpointConfig{Store: cs, Interval: time.Hour, Job: "logictest", Fingerprint: cut.fp, Mem: mem, Restore: cp, Incremental: true}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	stats, err := engine.RunJob(ctx, job.Pipelines, cfg)

@@ -203,6 +203,13 @@ func (b *binder) set(s *Set) error {
 		}
 		b.settings["checkpoints_retained"] = v
 		return nil
+	case "execution.checkpointing.incremental", "state.backend.incremental":
+		switch strings.ToLower(v) {
+		case "true", "false":
+			b.settings["incremental_checkpoints"] = strings.ToLower(v)
+			return nil
+		}
+		return b.errf(s.ValuePos, "'%s' must be 'true' or 'false'", s.Key)
 	case "execution.checkpointing.mode":
 		if !strings.EqualFold(v, "EXACTLY_ONCE") {
 			return b.errf(s.ValuePos, "checkpointing mode '%s' is not supported: Clink's barriers are aligned (EXACTLY_ONCE)", s.Value)
@@ -216,7 +223,7 @@ func (b *binder) set(s *Set) error {
 		b.settings["parallelism"] = v
 		return nil
 	}
-	return b.errf(s.Pos, "SET '%s' is not supported (supported: 'table.exec.state.ttl' = '0', 'execution.checkpointing.interval', 'execution.checkpointing.dir' (or 'state.checkpoints.dir'), 'execution.checkpointing.savepoint-dir' (or 'state.savepoints.dir'), 'execution.checkpointing.num-retained', 'execution.checkpointing.mode' = 'EXACTLY_ONCE', 'parallelism.default')", s.Key)
+	return b.errf(s.Pos, "SET '%s' is not supported (supported: 'table.exec.state.ttl' = '0', 'execution.checkpointing.interval', 'execution.checkpointing.dir' (or 'state.checkpoints.dir'), 'execution.checkpointing.savepoint-dir' (or 'state.savepoints.dir'), 'execution.checkpointing.num-retained', 'execution.checkpointing.incremental' (or 'state.backend.incremental'), 'execution.checkpointing.mode' = 'EXACTLY_ONCE', 'parallelism.default')", s.Key)
 }
 
 // parseDurationMS reads a Flink duration: a number with an optional unit

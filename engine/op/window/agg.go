@@ -100,6 +100,8 @@ type Agg struct {
 
 	updates []arrow.RecordBatch // -U/+U rows of fired windows (allowed lateness)
 	ukinds  [][]vector.RowKind
+
+	inc incState // incremental snapshots
 }
 
 // winWindow is one open TUMBLE/HOP/CUMULATE window.
@@ -331,6 +333,7 @@ func (w *Agg) queueUpdates(gids, kids []int32, starts, ends []int64, kinds []vec
 }
 
 func (w *Agg) update(b *vector.Batch, gids []int32, rows []int32) {
+	w.touch(gids)
 	for i, st := range w.aggs.States {
 		var arr arrow.Array
 		if c := w.aggs.Cols[i]; c >= 0 {

@@ -105,69 +105,120 @@ func (w *Agg) seqOf(g int32) int64 {
 }
 
 // snapshot writes the aggregate's state into p, whose slots are
-// stateSlots.
+// stateSlots, synchronously (sessions; tests).
 func (w *Agg) snapshot(p *checkpoint.PartWriter, mem memory.Allocator, maxParallelism int) error {
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
 	gids, kids, starts, ends, fired := w.stateGroups()
+	return w.capture(mem, gids, kids, starts, ends, fired).write(p, maxParallelism)
+}
+
+// captured is a copy of groups' state taken at a barrier: what the
+// asynchronous half of a snapshot writes while the aggregate goes on.
+type captured struct {
+	keyNames []string
+	chunks   []capturedChunk
+	wm       int64
+	seq      int64
+	tombs    checkpoint.Tombstones // windows gone since the delta's base
+}
+
+type capturedChunk struct {
+	n            int
+	keys         []arrow.Array
+	names        []string // value column of each array in vals
+	vals         []arrow.Array
+	starts, ends []int64
+}
+
+func (c *captured) release() {
+	for _, ch := range c.chunks {
+		for _, a := range ch.keys {
+			a.Release()
+		}
+		for _, a := range ch.vals {
+			a.Release()
+		}
+	}
+	c.chunks = nil
+}
+
+// capture copies the groups' keys, order, fired flags and accumulators
+// into arrays, in chunks of opstate.ChunkRows groups.
+func (w *Agg) capture(mem memory.Allocator, gids, kids []int32, starts, ends []int64, fired []bool) *captured {
+	c := &captured{wm: w.wm, seq: w.seq}
+	for i := range w.tbl.Keys {
+		c.keyNames = append(c.keyNames, w.keyFieldName(i))
+	}
 	for lo := 0; lo < len(gids); lo += opstate.ChunkRows {
 		hi := min(lo+opstate.ChunkRows, len(gids))
-		if err := w.snapshotChunk(p, mem, maxParallelism, gids[lo:hi], kids[lo:hi], starts[lo:hi], ends[lo:hi], fired[lo:hi]); err != nil {
+		g, n := gids[lo:hi], hi-lo
+		ch := capturedChunk{n: n, starts: slices.Clone(starts[lo:hi]), ends: slices.Clone(ends[lo:hi])}
+		for _, col := range w.tbl.Keys {
+			ch.keys = append(ch.keys, col.Build(mem, kids[lo:hi]))
+		}
+		add := func(name string, a arrow.Array) {
+			ch.names = append(ch.names, name)
+			ch.vals = append(ch.vals, a)
+		}
+		add("seq", column.Int64(mem, n, func(j int) int64 { return w.seqOf(g[j]) }))
+		fb := array.NewBooleanBuilder(mem)
+		fb.AppendValues(fired[lo:hi], nil)
+		add("fired", fb.NewArray())
+		fb.Release()
+		for i, st := range w.aggs.States {
+			fields := st.StateFields(w.statePrefix(i))
+			for j, a := range st.StateColumns(mem, g) {
+				add(fields[j].Name, a)
+			}
+		}
+		c.chunks = append(c.chunks, ch)
+	}
+	return c
+}
+
+// write writes the captured state into p (rows, tombstones, the operator
+// row); it releases the captured arrays.
+func (c *captured) write(p *checkpoint.PartWriter, maxPar int) error {
+	defer c.release()
+	for _, ch := range c.chunks {
+		hs, err := hash.KeyHashes(ch.keys, ch.n)
+		if err != nil {
+			return err
+		}
+		groups := make([]int32, ch.n)
+		for k, h := range hs {
+			groups[k] = checkpoint.KeyGroupOf(h, maxPar)
+		}
+		vals := make(map[string]arrow.Array, len(ch.keys)+len(ch.vals))
+		for i, a := range ch.vals {
+			vals[ch.names[i]] = a
+		}
+		for i, a := range ch.keys {
+			vals[c.keyNames[i]] = a
+		}
+		if err := p.WriteSlot(checkpoint.SlotRows{Slot: Slot, KeyGroups: groups, Keys: opstate.RenderKeys(ch.keys, ch.n),
+			Starts: ch.starts, Ends: ch.ends, Values: vals}); err != nil {
 			return err
 		}
 	}
+	if len(c.tombs.Starts) > 0 {
+		if err := p.WriteTombstones(c.tombs); err != nil {
+			return err
+		}
+	}
+	mem := memory.DefaultAllocator
 	wm := array.NewInt64Builder(mem)
 	defer wm.Release()
-	wm.Append(w.wm)
+	wm.Append(c.wm)
 	wmArr := wm.NewArray()
 	defer wmArr.Release()
-	wm.Append(w.seq)
+	wm.Append(c.seq)
 	seqArr := wm.NewArray()
 	defer seqArr.Release()
 	return p.WriteSlot(checkpoint.SlotRows{Slot: opstate.SlotOperator, KeyGroups: []int32{checkpoint.RawKeyGroup},
 		Values: map[string]arrow.Array{"watermark": wmArr, "next_seq": seqArr}})
-}
-
-func (w *Agg) snapshotChunk(p *checkpoint.PartWriter, mem memory.Allocator, maxPar int, gids, kids []int32, starts, ends []int64, fired []bool) error {
-	n := len(gids)
-	vals := map[string]arrow.Array{}
-	var owned []arrow.Array
-	defer func() {
-		for _, a := range owned {
-			a.Release()
-		}
-	}()
-	add := func(name string, a arrow.Array) {
-		vals[name] = a
-		owned = append(owned, a)
-	}
-	keys := make([]arrow.Array, len(w.tbl.Keys))
-	for i, c := range w.tbl.Keys {
-		keys[i] = c.Build(mem, kids)
-		add(w.keyFieldName(i), keys[i])
-	}
-	hs, err := hash.KeyHashes(keys, n)
-	if err != nil {
-		return err
-	}
-	groups := make([]int32, n)
-	for k, h := range hs {
-		groups[k] = checkpoint.KeyGroupOf(h, maxPar)
-	}
-	add("seq", column.Int64(mem, n, func(j int) int64 { return w.seqOf(gids[j]) }))
-	fb := array.NewBooleanBuilder(mem)
-	fb.AppendValues(fired, nil)
-	add("fired", fb.NewArray())
-	fb.Release()
-	for i, st := range w.aggs.States {
-		fields := st.StateFields(w.statePrefix(i))
-		for j, a := range st.StateColumns(mem, gids) {
-			add(fields[j].Name, a)
-		}
-	}
-	return p.WriteSlot(checkpoint.SlotRows{Slot: Slot, KeyGroups: groups, Keys: opstate.RenderKeys(keys, n),
-		Starts: starts, Ends: ends, Values: vals})
 }
 
 // restore loads the groups of the parts' window_agg rows whose key group
@@ -330,12 +381,120 @@ func (w *Agg) restoreSessions(keys []arrow.Array, starts, ends, seqs []int64, fi
 	return gids
 }
 
-// SnapshotState writes the open windows' groups and the watermark.
-func (w *Agg) SnapshotState(s *op.Snapshot) error {
-	return opstate.Write(s, w.stateSlots(), w.snapshot)
+// incState is what incremental snapshots of TUMBLE, HOP and CUMULATE
+// windows track (sessions are snapshotted in full).
+type incState struct {
+	chains opstate.Chains
+	mod    []uint32         // per group id: the epoch its accumulators last changed in
+	fired  map[int64]uint32 // window end: epoch of the first snapshot that saw it fired
+	known  map[int64]int64  // windows (end: start) of the last snapshot
+	purged []purgedWindow   // windows gone since, with the epoch they went in
 }
 
-// RestoreState loads the groups of the key groups this subtask owns.
+type purgedWindow struct {
+	start, end int64
+	epoch      uint32
+}
+
+// touch records that groups gids changed in the current epoch.
+func (w *Agg) touch(gids []int32) {
+	if w.sess != nil {
+		return
+	}
+	inc := &w.inc
+	if n := w.tbl.Size(); n > len(inc.mod) {
+		inc.mod = slices.Grow(inc.mod, max(n, 2*len(inc.mod))-len(inc.mod))[:n]
+	}
+	e := inc.chains.Epoch()
+	mod := inc.mod
+	for _, g := range gids {
+		mod[g] = e
+	}
+}
+
+// SnapshotState writes the open windows' groups and the watermark. For
+// TUMBLE, HOP and CUMULATE the groups are copied at the barrier and
+// written asynchronously, as a delta (the groups changed since the newest
+// complete checkpoint's snapshot and the windows gone since) when one is
+// allowed and smaller than half the state.
+func (w *Agg) SnapshotState(s *op.Snapshot) error {
+	if w.sess != nil {
+		return opstate.Write(s, w.stateSlots(), w.snapshot)
+	}
+	mem := s.Mem
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	inc := &w.inc
+	epoch := inc.chains.Epoch()
+	if inc.fired == nil {
+		inc.fired, inc.known = map[int64]uint32{}, map[int64]int64{}
+	}
+	live := make(map[int64]bool, len(w.wins))
+	for _, win := range w.wins {
+		live[win.end] = true
+		inc.known[win.end] = win.start
+		if _, ok := inc.fired[win.end]; win.fired && !ok {
+			inc.fired[win.end] = epoch
+		}
+	}
+	for end, start := range inc.known {
+		if !live[end] {
+			inc.purged = append(inc.purged, purgedWindow{start: start, end: end, epoch: epoch})
+			delete(inc.known, end)
+			delete(inc.fired, end)
+		}
+	}
+	gids, kids, starts, ends, fired := w.stateGroups()
+	base, chain, delta := inc.chains.Base(s)
+	if delta {
+		sel := 0
+		for k, g := range gids {
+			if int(g) < len(inc.mod) && inc.mod[g] > base || inc.fired[ends[k]] > base {
+				gids[sel], starts[sel], ends[sel], fired[sel] = g, starts[k], ends[k], fired[k]
+				sel++
+			}
+		}
+		if 2*sel > len(gids) {
+			delta, chain = false, nil // as big as the state: write it whole and start a new chain
+			gids, kids, starts, ends, fired = w.stateGroups()
+		} else {
+			gids, starts, ends, fired = gids[:sel], starts[:sel], ends[:sel], fired[:sel]
+			kids = gids
+		}
+	}
+	p, delta, err := inc.chains.Open(s, w.stateSlots(), chain)
+	if err != nil {
+		return err
+	}
+	if !delta {
+		gids, kids, starts, ends, fired = w.stateGroups()
+	}
+	c := w.capture(mem, gids, kids, starts, ends, fired)
+	if delta {
+		for _, pw := range inc.purged {
+			if pw.epoch > base {
+				c.tombs.Starts = append(c.tombs.Starts, pw.start)
+				c.tombs.Ends = append(c.tombs.Ends, pw.end)
+			}
+		}
+		c.tombs.Slot = Slot
+	}
+	oldest := inc.chains.Oldest(s.Completed)
+	inc.purged = slices.DeleteFunc(inc.purged, func(pw purgedWindow) bool { return pw.epoch <= oldest })
+	maxPar := s.MaxParallelism
+	return s.Async(func() error {
+		err := c.write(p, maxPar)
+		if cerr := p.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	})
+}
+
+// RestoreState loads the groups of the key groups this subtask owns. The
+// next snapshot is full.
 func (w *Agg) RestoreState(r *op.Restore) error {
+	w.inc.chains.Reset()
 	return w.restore(r.Parts, r.Owns, nil)
 }

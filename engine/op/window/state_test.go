@@ -8,7 +8,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clink-dev/clink/checkpoint"
+	"github.com/clink-dev/clink/engine/op"
 	"github.com/clink-dev/clink/engine/op/internal/optest"
+	kwindow "github.com/clink-dev/clink/kernels/window"
 )
 
 // wtSnapshotRestore checkpoints w into a fresh store and returns a new
@@ -134,4 +136,150 @@ func wtRunRestores(t *testing.T, c optest.Case, seed uint64) {
 		t.Log("no checkpoint taken")
 	}
 	optest.Compare(t, fmt.Sprintf("%d restores", id), optest.Result{Lines: got}, optest.Result{Lines: lines})
+}
+
+// TestWindowAggIncremental snapshots random cases often, as deltas on
+// the previous checkpoint with chains of at most three deltas, written
+// asynchronously while the aggregate goes on, and at random points
+// continues from a restore of the newest chain: the output equals the
+// row-at-a-time reference.
+func TestWindowAggIncremental(t *testing.T) {
+	seeds := 24
+	if testing.Short() || optest.RaceEnabled {
+		seeds = 6
+	}
+	deltas, tombs := 0, 0
+	for seed := range uint64(seeds) {
+		c := optest.RandomCase(seed + 2000)
+		if c.Cfg.Window.Kind == kwindow.Session {
+			continue // sessions are snapshotted in full
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			d, n := wtRunIncremental(t, c, seed)
+			deltas, tombs = deltas+d, tombs+n
+		})
+	}
+	if deltas == 0 || tombs == 0 {
+		t.Fatalf("%d delta parts, %d tombstones written", deltas, tombs)
+	}
+}
+
+func wtRunIncremental(t *testing.T, c optest.Case, seed uint64) (deltas, tombs int) {
+	lines, _, _ := wtReference(c)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	rng := rand.New(rand.NewPCG(seed, 13))
+	store, err := checkpoint.NewStore(t.TempDir(), checkpoint.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := New(c.Cfg, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.WeakHash {
+		w.tbl.TestMask = 0xc000000000000003
+	}
+	var got []string
+	var pending []*optest.Row
+	in := memory.NewGoAllocator()
+	id, completed := uint64(0), uint64(0)
+	snapshot := func() {
+		id++
+		cw, err := store.Begin(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &op.Snapshot{ID: id, MaxParallelism: checkpoint.DefaultMaxParallelism, Mem: mem, Completed: completed, MaxDeltas: 3, Go: cw.Go,
+			Open: func(slots []checkpoint.Slot) (*checkpoint.PartWriter, error) { return cw.Part("window_agg", 0, slots) },
+			OpenDelta: func(slots []checkpoint.Slot, chain []checkpoint.PartInfo) (*checkpoint.PartWriter, error) {
+				deltas++
+				return cw.DeltaPart("window_agg", 0, slots, chain)
+			}}
+		if err := w.SnapshotState(s); err != nil {
+			t.Fatal(err)
+		}
+		if err := cw.Commit(checkpoint.Meta{Job: "test"}); err != nil {
+			t.Fatal(err)
+		}
+		completed = id
+		raw, err := checkpoint.ReadPartFile(store.Path(id) + "/window_agg-0.arrow")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range raw.Records {
+			for i := 0; i < int(r.NumRows()); i++ {
+				if r.Column(0).ValueStr(i) == checkpoint.TombstoneSlot {
+					tombs++
+				}
+			}
+		}
+		raw.Release()
+		if err := store.Retain(1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	restore := func() {
+		cp, err := store.Open(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		part, err := cp.ReadPart("window_agg", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer part.Release()
+		w2, err := New(c.Cfg, mem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.WeakHash {
+			w2.tbl.TestMask = w.tbl.TestMask
+		}
+		if err := w2.RestoreState(&op.Restore{ID: id, MaxParallelism: checkpoint.DefaultMaxParallelism, Parallelism: 1, Parts: []*checkpoint.Part{part}}); err != nil {
+			t.Fatal(err)
+		}
+		if w2.Groups() != w.Groups() {
+			t.Fatalf("checkpoint %d: restored %d groups, the aggregate has %d (chain of %d files)", id, w2.Groups(), w.Groups(), len(cp.Manifest.Files()))
+		}
+		w = w2
+	}
+	step := func() {
+		if rng.IntN(3) == 0 {
+			snapshot()
+			if rng.IntN(5) == 0 {
+				restore()
+			}
+		}
+	}
+	for _, ev := range c.Events {
+		if !ev.Advance {
+			pending = append(pending, ev.Row)
+			continue
+		}
+		for len(pending) > 0 {
+			n := min(1+rng.IntN(40), len(pending))
+			b := optest.Batch(in, c.Cfg.Input, pending[:n], rng, false)
+			if !c.UseRowWM {
+				b.RowWatermark = nil
+			}
+			if err := w.Add(b); err != nil {
+				t.Fatal(err)
+			}
+			b.Release()
+			pending = pending[n:]
+			got = append(got, wtTakeUpdates(t, c, w)...)
+			step()
+		}
+		recs, err := w.Advance(ev.WM)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, wtKindLines(t, recs, nil)...)
+		for _, r := range recs {
+			r.Release()
+		}
+		step()
+	}
+	optest.Compare(t, fmt.Sprintf("%d checkpoints, %d deltas", id, deltas), optest.Result{Lines: got}, optest.Result{Lines: lines})
+	return deltas, tombs
 }
