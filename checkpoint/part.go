@@ -128,8 +128,11 @@ func newPartWriter(w *Writer, op string, subtask int, l *layout, path string, f 
 	}
 	p.schema = l.fileSchema(partMeta{operator: op, subtask: subtask, checkpointID: w.id, maxParallelism: p.maxPar, delta: l.delta})
 	opts := []ipc.Option{ipc.WithSchema(p.schema), ipc.WithAllocator(w.store.opts.Allocator)}
-	if w.store.opts.Compression == CompressZstd {
+	switch w.store.opts.Compression {
+	case CompressZstd:
 		opts = append(opts, ipc.WithZstd(), ipc.WithMinSpaceSavings(0.1))
+	case CompressLZ4:
+		opts = append(opts, ipc.WithLZ4(), ipc.WithMinSpaceSavings(0.1))
 	}
 	ipcw, err := ipc.NewFileWriter(partSink{p}, opts...)
 	if err != nil {

@@ -177,6 +177,7 @@ func FuzzOpenPart(f *testing.F) {
 	f.Add(validPart(f, CompressNone, 6))
 	f.Add(validPart(f, CompressZstd, 6))
 	f.Add(validPart(f, CompressZstd, 0))
+	f.Add(validPart(f, CompressLZ4, 6))
 	big := validPart(f, CompressZstd, 40)
 	f.Add(big[:len(big)/2])
 	f.Add([]byte("ARROW1\x00\x00"))

@@ -5,6 +5,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // SlotRows are n rows of one keyed slot, given column-wise: the fast path
@@ -41,10 +42,7 @@ func (p *PartWriter) WriteSlot(rows SlotRows) error {
 	}()
 	sb := array.NewStringBuilder(mem)
 	defer sb.Release()
-	for range n {
-		sb.Append(rows.Slot)
-	}
-	cols = append(cols, sb.NewArray())
+	cols = append(cols, repeated(mem, rows.Slot, n))
 	kb := array.NewInt32Builder(mem)
 	defer kb.Release()
 	kb.AppendValues(rows.KeyGroups, nil)
@@ -94,4 +92,23 @@ func Column(rec arrow.RecordBatch, name string) arrow.Array {
 		return nil
 	}
 	return rec.Column(idx[0])
+}
+
+// repeated is a string array of n times v, built from its buffers.
+func repeated(mem memory.Allocator, v string, n int) arrow.Array {
+	offs := memory.NewResizableBuffer(mem)
+	offs.Resize(arrow.Int32Traits.BytesRequired(n + 1))
+	o := arrow.Int32Traits.CastFromBytes(offs.Bytes())
+	data := memory.NewResizableBuffer(mem)
+	data.Resize(len(v) * n)
+	d := data.Bytes()
+	for i := range n {
+		o[i] = int32(i * len(v))
+		copy(d[i*len(v):], v)
+	}
+	o[n] = int32(n * len(v))
+	a := array.NewStringData(array.NewData(arrow.BinaryTypes.String, n, []*memory.Buffer{nil, offs, data}, nil, 0, 0))
+	offs.Release()
+	data.Release()
+	return a
 }

@@ -62,7 +62,7 @@ func TestRoundTrip(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		comp Compression
-	}{{"zstd", CompressZstd}, {"none", CompressNone}} {
+	}{{"lz4", CompressLZ4}, {"zstd", CompressZstd}, {"none", CompressNone}} {
 		t.Run(c.name, func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 			defer mem.AssertSize(t, 0)

@@ -83,6 +83,12 @@ func (w *Agg) stateGroups() (gids, kids []int32, starts, ends []int64, fired []b
 		}
 		return
 	}
+	n := 0
+	for _, win := range w.wins {
+		n += len(win.gids)
+	}
+	gids = make([]int32, 0, n)
+	starts, ends, fired = make([]int64, 0, n), make([]int64, 0, n), make([]bool, 0, n)
 	for _, win := range w.wins {
 		from := len(gids)
 		gids = append(gids, win.gids...)
