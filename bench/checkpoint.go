@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -17,15 +18,6 @@ import (
 	kwindow "github.com/clink-dev/clink/kernels/window"
 	"github.com/clink-dev/clink/vector"
 )
-
-// StateMeasure is the checkpoint of one window aggregate's state.
-type StateMeasure struct {
-	Groups        int
-	Bytes         int64 // the part file
-	Snapshot      time.Duration
-	Restore       time.Duration // read, verify, decode and rebuild the table
-	BytesPerGroup float64
-}
 
 var sensorsSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "sensor_id", Type: arrow.BinaryTypes.String},
@@ -45,70 +37,105 @@ func sensorsAgg() (*window.Agg, error) {
 	}, memory.DefaultAllocator)
 }
 
-// CheckpointState fills the sensors query's window aggregate with one open
-// window for each of sensors sensors (ids like the workload's), checkpoints
-// it into dir and restores it into a new aggregate.
-func CheckpointState(dir string, sensors int) (StateMeasure, error) {
-	m := StateMeasure{Groups: sensors}
+// DeltaMeasure is an incremental checkpoint of a window aggregate's state
+// after a fraction of its keys changed.
+type DeltaMeasure struct {
+	Groups, Changed int
+	FullBytes       int64 // the full part before the change
+	DeltaBytes      int64 // the delta part after it
+	FullSnapshot    time.Duration
+	DeltaSnapshot   time.Duration
+	// Pause is the delta snapshot's synchronous part (what the operator
+	// stops for); the rest is written asynchronously.
+	Pause   time.Duration
+	Restore time.Duration // read the chain (full + delta), merge, rebuild
+}
+
+// CheckpointDelta fills the sensors query's window aggregate with groups
+// open groups, checkpoints it in full, updates changed of them and
+// checkpoints again as a delta on the first, then restores the chain.
+func CheckpointDelta(dir string, groups, changed int) (DeltaMeasure, error) {
+	m := DeltaMeasure{Groups: groups, Changed: changed}
 	wa, err := sensorsAgg()
 	if err != nil {
 		return m, err
 	}
-	ids := array.NewStringBuilder(memory.DefaultAllocator)
-	ts := array.NewInt64Builder(memory.DefaultAllocator)
-	temp := array.NewFloat64Builder(memory.DefaultAllocator)
-	for tick := 0; tick < 3; tick++ {
-		for s := 0; s < sensors; s++ {
+	add := func(from, n, tick int) error {
+		ids := array.NewStringBuilder(memory.DefaultAllocator)
+		ts := array.NewInt64Builder(memory.DefaultAllocator)
+		temp := array.NewFloat64Builder(memory.DefaultAllocator)
+		for s := from; s < from+n; s++ {
 			ids.Append(fmt.Sprintf("sensor-%06d", s))
 			ts.Append(1772352000000 + int64(tick)*1000)
 			temp.Append(float64(150+(s*7919+tick*104729)%211) / 10)
 		}
+		cols := []arrow.Array{ids.NewArray(), ts.NewArray(), temp.NewArray()}
+		rec := array.NewRecordBatch(sensorsSchema, cols, int64(n))
+		for _, c := range cols {
+			c.Release()
+		}
+		b := vector.New(rec)
+		defer b.Release()
+		return wa.Add(b)
 	}
-	cols := []arrow.Array{ids.NewArray(), ts.NewArray(), temp.NewArray()}
-	rec := array.NewRecordBatch(sensorsSchema, cols, int64(3*sensors))
-	for _, c := range cols {
-		c.Release()
-	}
-	b := vector.New(rec)
-	if err := wa.Add(b); err != nil {
+	if err := add(0, groups, 0); err != nil {
 		return m, err
 	}
-	b.Release()
 	store, err := checkpoint.NewStore(dir, checkpoint.Options{})
 	if err != nil {
 		return m, err
 	}
-	id, err := store.NextID()
-	if err != nil {
+	snap := func(id, completed uint64) (time.Duration, time.Duration, error) {
+		start := time.Now()
+		w, err := store.Begin(id)
+		if err != nil {
+			return 0, 0, err
+		}
+		s := &op.Snapshot{ID: id, MaxParallelism: checkpoint.DefaultMaxParallelism, Completed: completed, MaxDeltas: 10, Go: w.Go,
+			Open: func(slots []checkpoint.Slot) (*checkpoint.PartWriter, error) {
+				return w.Part("window_aggregate", 0, slots)
+			},
+			OpenDelta: func(slots []checkpoint.Slot, chain []checkpoint.PartInfo) (*checkpoint.PartWriter, error) {
+				return w.DeltaPart("window_aggregate", 0, slots, chain)
+			}}
+		if err := wa.SnapshotState(s); err != nil {
+			return 0, 0, err
+		}
+		pause := time.Since(start)
+		if err := w.Commit(checkpoint.Meta{Job: "bench"}); err != nil {
+			return 0, 0, err
+		}
+		return time.Since(start), pause, nil
+	}
+	if m.FullSnapshot, _, err = snap(1, 0); err != nil {
+		return m, err
+	}
+	if err := add(0, changed, 1); err != nil {
+		return m, err
+	}
+	if m.DeltaSnapshot, m.Pause, err = snap(2, 1); err != nil {
+		return m, err
+	}
+	size := func(id uint64) (int64, error) {
+		fi, err := os.Stat(filepath.Join(store.Path(id), "window_aggregate-0.arrow"))
+		if err != nil {
+			return 0, err
+		}
+		return fi.Size(), nil
+	}
+	if m.FullBytes, err = size(1); err != nil {
+		return m, err
+	}
+	if m.DeltaBytes, err = size(2); err != nil {
 		return m, err
 	}
 	start := time.Now()
-	w, err := store.Begin(id)
+	cp, err := store.Open(2)
 	if err != nil {
 		return m, err
 	}
-	snap := &op.Snapshot{ID: id, MaxParallelism: checkpoint.DefaultMaxParallelism,
-		Open: func(slots []checkpoint.Slot) (*checkpoint.PartWriter, error) {
-			return w.Part("window_aggregate", 0, slots)
-		}}
-	if err := wa.SnapshotState(snap); err != nil {
-		return m, err
-	}
-	if err := w.Commit(checkpoint.Meta{Job: "bench"}); err != nil {
-		return m, err
-	}
-	m.Snapshot = time.Since(start)
-	fi, err := os.Stat(filepath.Join(store.Path(id), "window_aggregate-0.arrow"))
-	if err != nil {
-		return m, err
-	}
-	m.Bytes = fi.Size()
-	m.BytesPerGroup = float64(m.Bytes) / float64(sensors)
-
-	start = time.Now()
-	cp, err := store.Open(id)
-	if err != nil {
-		return m, err
+	if !cp.Manifest.Incremental() {
+		return m, fmt.Errorf("checkpoint 2 is not incremental")
 	}
 	part, err := cp.ReadPart("window_aggregate", 0)
 	if err != nil {
@@ -118,14 +145,47 @@ func CheckpointState(dir string, sensors int) (StateMeasure, error) {
 	if err != nil {
 		return m, err
 	}
-	restore := &op.Restore{ID: id, MaxParallelism: checkpoint.DefaultMaxParallelism, Parallelism: 1, Parts: []*checkpoint.Part{part}}
-	if err := wa2.RestoreState(restore); err != nil {
+	if err := wa2.RestoreState(&op.Restore{ID: 2, MaxParallelism: checkpoint.DefaultMaxParallelism, Parallelism: 1, Parts: []*checkpoint.Part{part}}); err != nil {
 		return m, err
 	}
 	part.Release()
 	m.Restore = time.Since(start)
-	if wa2.Groups() != sensors {
-		return m, fmt.Errorf("restored %d groups, want %d", wa2.Groups(), sensors)
+	if wa2.Groups() != groups {
+		return m, fmt.Errorf("restored %d groups, want %d", wa2.Groups(), groups)
 	}
 	return m, nil
+}
+
+// Pauses reads the synchronous snapshot pause (manifest property
+// sync_duration_ms) of every complete checkpoint in dir, ascending, and
+// counts their delta parts.
+func Pauses(dir string) (ms []float64, deltas int, err error) {
+	store, err := checkpoint.NewStore(dir, checkpoint.Options{})
+	if err != nil {
+		return nil, 0, err
+	}
+	list, err := store.List()
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, c := range list {
+		if !c.Complete {
+			continue
+		}
+		cp, err := store.Open(c.ID)
+		if err != nil {
+			return nil, 0, err
+		}
+		var v float64
+		if _, err := fmt.Sscan(cp.Manifest.Properties[checkpoint.PropSyncDuration], &v); err == nil {
+			ms = append(ms, v)
+		}
+		for _, p := range cp.Manifest.Parts {
+			if p.Delta {
+				deltas++
+			}
+		}
+	}
+	slices.Sort(ms)
+	return ms, deltas, nil
 }

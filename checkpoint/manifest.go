@@ -30,6 +30,11 @@ type Meta struct {
 	Operators []OperatorInfo
 }
 
+// PropSyncDuration is the manifest property with the longest synchronous
+// part of the checkpoint's snapshots, in milliseconds: how long an
+// operator stopped at the barrier.
+const PropSyncDuration = "sync_duration_ms"
+
 // Manifest is the content of _metadata.json (docs/state-format.md).
 type Manifest struct {
 	FormatVersion  int               `json:"format_version"`

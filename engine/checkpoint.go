@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -704,7 +705,8 @@ func (ck *checkpointer) completeCP(id uint64) error {
 		}
 		return cl.Ack(id, parts, ck.operators(), p.sync)
 	}
-	err := p.w.Commit(checkpoint.Meta{Job: ck.cfg.Job, Fingerprint: ck.cfg.Fingerprint, Operators: ck.operators()})
+	err := p.w.Commit(checkpoint.Meta{Job: ck.cfg.Job, Fingerprint: ck.cfg.Fingerprint, Operators: ck.operators(),
+		Properties: map[string]string{checkpoint.PropSyncDuration: strconv.FormatFloat(float64(p.sync.Microseconds())/1000, 'f', 3, 64)}})
 	if err != nil {
 		return err
 	}

@@ -194,7 +194,8 @@ func (ctl *controller) complete() error {
 		parts = append(parts, ps...)
 	}
 	meta := checkpoint.Meta{Job: j.name, Fingerprint: j.fingerprint, Parts: parts, Operators: p.operators(),
-		Properties: map[string]string{"job_id": j.id, "attempt": strconv.Itoa(a.ref.Attempt), "kind": p.kind}}
+		Properties: map[string]string{"job_id": j.id, "attempt": strconv.Itoa(a.ref.Attempt), "kind": p.kind,
+			checkpoint.PropSyncDuration: strconv.FormatFloat(p.syncMS, 'f', 3, 64)}}
 	if err := p.w.Commit(meta); err != nil {
 		c.recordCk(j, p, "FAILED", err.Error(), nil)
 		ctl.ckFailed(p.id, err.Error())
