@@ -53,6 +53,8 @@ type Agg struct {
 	iota    []int32
 	cols    []arrow.Array
 	changed []bool
+
+	inc incState // incremental snapshots
 }
 
 // New validates cfg.
@@ -127,6 +129,7 @@ func (g *Agg) Add(b *vector.Batch) (*vector.Batch, error) {
 		return nil, nil
 	}
 	ids := g.groupIDs(b, rows)
+	g.touch(ids)
 	g.changed = column.Grow(g.changed, n)
 	clear(g.changed)
 	for i, a := range g.iacc {

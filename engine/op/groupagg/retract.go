@@ -44,6 +44,7 @@ func (g *Agg) addChanges(b *vector.Batch) (*vector.Batch, error) {
 		return nil, nil
 	}
 	ids := g.groupIDs(b, rows)
+	g.touch(ids)
 	// Row counts first: which entries retract, create or empty a group.
 	ch := &g.ch
 	ch.Neg, ch.Gone, g.born = column.Grow(ch.Neg, n), column.Grow(ch.Gone, n), column.Grow(g.born, n)
@@ -103,6 +104,9 @@ func (g *Agg) addChanges(b *vector.Batch) (*vector.Batch, error) {
 			if g.nrows[id] == 0 {
 				drop = append(drop, id)
 			}
+		}
+		if err := g.forget(drop); err != nil {
+			return nil, err
 		}
 		g.tbl.Remove(drop)
 	}

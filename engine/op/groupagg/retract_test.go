@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clink-dev/clink/checkpoint"
+	"github.com/clink-dev/clink/engine/op"
 	"github.com/clink-dev/clink/engine/op/internal/optest"
 	"github.com/clink-dev/clink/kernels/agg"
 	"github.com/clink-dev/clink/kernels/column"
@@ -731,4 +733,138 @@ func gaRandomChangelog(rng *rand.Rand, rows []*optest.Row, keys []int) ([]*optes
 		}
 	}
 	return out, kinds
+}
+
+// TestGroupAggIncremental snapshots changelog runs often, as deltas on
+// the previous checkpoint (changed groups, tombstones for emptied ones)
+// with chains of at most three deltas, and at random points continues from
+// a restore of the newest chain: the changelog equals the uninterrupted
+// run's.
+func TestGroupAggIncremental(t *testing.T) {
+	seeds := 8
+	if testing.Short() || optest.RaceEnabled {
+		seeds = 2
+	}
+	deltas, tombs := 0, 0
+	for seed := range uint64(seeds) {
+		c := optest.RandomCase(seed + 4000)
+		rng := rand.New(rand.NewPCG(seed, 29))
+		cfg := Config{Input: c.Cfg.Input, Keys: c.Cfg.Keys, KeyNames: c.Cfg.KeyNames, Retract: true}
+		for _, a := range gaStateAggChoices {
+			if rng.IntN(3) == 0 {
+				cfg.Aggs = append(cfg.Aggs, a)
+			}
+		}
+		var rows []*optest.Row
+		for _, ev := range c.Events {
+			if !ev.Advance {
+				rows = append(rows, ev.Row)
+			}
+		}
+		rows, kinds := gaRandomChangelog(rng, rows, cfg.Keys)
+		var sizes []int
+		for n := 0; n < len(rows); n += sizes[len(sizes)-1] {
+			sizes = append(sizes, 1+rng.IntN(30))
+		}
+		t.Run(fmt.Sprintf("seed=%d/keys=%v/aggs=%d", seed, cfg.Keys, len(cfg.Aggs)), func(t *testing.T) {
+			want := gaStateRun(t, c, cfg, rows, kinds, sizes, nil)
+			got, d, n := gaIncrementalRun(t, c, cfg, rows, kinds, sizes, rng)
+			deltas, tombs = deltas+d, tombs+n
+			optest.CompareLines(t, "incremental", got, want)
+		})
+	}
+	if deltas == 0 || tombs == 0 {
+		t.Fatalf("%d deltas, %d tombstones written", deltas, tombs)
+	}
+}
+
+func gaIncrementalRun(t *testing.T, c optest.Case, cfg Config, rows []*optest.Row, kinds []vector.RowKind, sizes []int, rng *rand.Rand) (out []string, deltas, tombs int) {
+	mem := memory.NewGoAllocator()
+	newAgg := func() *Agg {
+		g, err := New(cfg, mem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.WeakHash {
+			g.tbl.TestMask = 0xc000000000000003
+		}
+		return g
+	}
+	g := newAgg()
+	store, err := checkpoint.NewStore(t.TempDir(), checkpoint.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	brng := rand.New(rand.NewPCG(uint64(len(rows)), 3))
+	id, completed := uint64(0), uint64(0)
+	for _, n := range sizes {
+		n = min(n, len(rows))
+		b := optest.Batch(mem, cfg.Input, rows[:n], brng, false)
+		rows = rows[n:]
+		b.Kinds = slices.Clone(kinds[:n])
+		kinds = kinds[n:]
+		res, err := g.Add(b)
+		b.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, optest.Lines(t, res)...)
+		if rng.IntN(3) != 0 {
+			continue
+		}
+		id++
+		cw, err := store.Begin(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &op.Snapshot{ID: id, MaxParallelism: checkpoint.DefaultMaxParallelism, Mem: mem, Completed: completed, MaxDeltas: 3,
+			Open: func(slots []checkpoint.Slot) (*checkpoint.PartWriter, error) { return cw.Part("group_agg", 0, slots) },
+			OpenDelta: func(slots []checkpoint.Slot, chain []checkpoint.PartInfo) (*checkpoint.PartWriter, error) {
+				deltas++
+				return cw.DeltaPart("group_agg", 0, slots, chain)
+			}}
+		if err := g.SnapshotState(s); err != nil {
+			t.Fatal(err)
+		}
+		if err := cw.Commit(checkpoint.Meta{Job: "test"}); err != nil {
+			t.Fatal(err)
+		}
+		completed = id
+		raw, err := checkpoint.ReadPartFile(filepath.Join(store.Path(id), "group_agg-0.arrow"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range raw.Records {
+			for i := 0; i < int(r.NumRows()); i++ {
+				if r.Column(0).ValueStr(i) == checkpoint.TombstoneSlot {
+					tombs++
+				}
+			}
+		}
+		raw.Release()
+		if err := store.Retain(1); err != nil {
+			t.Fatal(err)
+		}
+		if rng.IntN(4) != 0 {
+			continue
+		}
+		cp, err := store.Open(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		part, err := cp.ReadPart("group_agg", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g2 := newAgg()
+		if err := g2.RestoreState(&op.Restore{ID: id, MaxParallelism: checkpoint.DefaultMaxParallelism, Parallelism: 1, Parts: []*checkpoint.Part{part}}); err != nil {
+			t.Fatal(err)
+		}
+		part.Release()
+		if g2.Groups() != g.Groups() {
+			t.Fatalf("checkpoint %d: restored %d groups, the aggregate has %d", id, g2.Groups(), g.Groups())
+		}
+		g = g2
+	}
+	return out, deltas, tombs
 }

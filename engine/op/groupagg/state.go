@@ -59,13 +59,12 @@ func (g *Agg) snapshot(p *checkpoint.PartWriter, mem memory.Allocator, maxParall
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
+	return g.writeIDs(p, mem, maxParallelism, g.liveIDs())
+}
+
+// writeIDs writes groups ids into p.
+func (g *Agg) writeIDs(p *checkpoint.PartWriter, mem memory.Allocator, maxParallelism int, ids []int32) error {
 	fields, accs := g.stateFields()
-	ids := make([]int32, 0, g.tbl.N)
-	for id, live := range g.tbl.Live {
-		if live {
-			ids = append(ids, int32(id))
-		}
-	}
 	for lo := 0; lo < len(ids); lo += opstate.ChunkRows {
 		if err := g.snapshotChunk(p, mem, maxParallelism, fields, accs, ids[lo:min(lo+opstate.ChunkRows, len(ids))]); err != nil {
 			return err
@@ -180,11 +179,113 @@ func (g *Agg) restoreRows(sc *opstate.Cols, fields []arrow.Field, accs [][2]int)
 }
 
 // SnapshotState writes every group's key and accumulators.
+//
+// The snapshot is a delta (the groups changed since the newest complete
+// checkpoint's snapshot and tombstones for the groups forgotten since) when
+// one is allowed and smaller than half the state.
 func (g *Agg) SnapshotState(s *op.Snapshot) error {
-	return opstate.Write(s, g.stateSlots(), g.snapshot)
+	inc := &g.inc
+	base, chain, delta := inc.chains.Base(s)
+	ids := g.liveIDs()
+	if delta {
+		sel := ids[:0:0]
+		for _, id := range ids {
+			if int(id) < len(inc.mod) && inc.mod[id] > base {
+				sel = append(sel, id)
+			}
+		}
+		if 2*len(sel) > len(ids) {
+			chain = nil // as big as the state: write it whole, start a new chain
+		} else {
+			ids = sel
+		}
+	}
+	p, delta, err := inc.chains.Open(s, g.stateSlots(), chain)
+	if err != nil {
+		return err
+	}
+	if !delta {
+		ids = g.liveIDs()
+	}
+	mem := s.Mem
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	err = g.writeIDs(p, mem, s.MaxParallelism, ids)
+	if err == nil && delta {
+		var t checkpoint.Tombstones
+		for _, f := range inc.forgotten {
+			if f.epoch > base {
+				t.KeyGroups, t.Keys = append(t.KeyGroups, checkpoint.RawKeyGroup), append(t.Keys, f.key)
+			}
+		}
+		t.Slot = Slot
+		err = p.WriteTombstones(t)
+	}
+	oldest := inc.chains.Oldest(s.Completed)
+	inc.forgotten = slices.DeleteFunc(inc.forgotten, func(f forgottenKey) bool { return f.epoch <= oldest })
+	if cerr := p.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
-// RestoreState loads the groups of the key groups this subtask owns.
+// RestoreState loads the groups of the key groups this subtask owns. The
+// next snapshot is full.
 func (g *Agg) RestoreState(r *op.Restore) error {
+	g.inc = incState{}
 	return g.restore(r.Parts, r.Owns, nil)
+}
+
+// incState is what incremental snapshots track.
+type incState struct {
+	chains    opstate.Chains
+	mod       []uint32 // per group id: the epoch it last changed in
+	forgotten []forgottenKey
+}
+
+// forgottenKey is a group emptied by retractions, as a tombstone names it.
+type forgottenKey struct {
+	key   string
+	epoch uint32
+}
+
+// touch records that groups ids changed in the current epoch.
+func (g *Agg) touch(ids []int32) {
+	inc := &g.inc
+	if n := g.tbl.Size(); n > len(inc.mod) {
+		inc.mod = slices.Grow(inc.mod, max(n, 2*len(inc.mod))-len(inc.mod))[:n]
+	}
+	e := inc.chains.Epoch()
+	for _, id := range ids {
+		inc.mod[id] = e
+	}
+}
+
+// forget records the keys of groups about to be removed, for the next
+// deltas' tombstones (none before the first snapshot: no part holds them).
+func (g *Agg) forget(ids []int32) error {
+	if len(ids) == 0 || g.inc.chains.Epoch() == 1 {
+		return nil
+	}
+	keys := make([]arrow.Array, len(g.tbl.Keys))
+	for i, c := range g.tbl.Keys {
+		keys[i] = c.Build(g.mem, ids)
+		defer keys[i].Release()
+	}
+	e := g.inc.chains.Epoch()
+	for _, key := range opstate.RenderKeys(keys, len(ids)) {
+		g.inc.forgotten = append(g.inc.forgotten, forgottenKey{key: key, epoch: e})
+	}
+	return nil
+}
+
+func (g *Agg) liveIDs() []int32 {
+	ids := make([]int32, 0, g.tbl.N)
+	for id, live := range g.tbl.Live {
+		if live {
+			ids = append(ids, int32(id))
+		}
+	}
+	return ids
 }
