@@ -482,13 +482,13 @@ func gaBuild[T any](mem memory.Allocator, t arrow.DataType, idx []int32, old []b
 
 // gaDistinct is COUNT(DISTINCT x): a set of values per group.
 type gaDistinct struct {
-	sets     []map[string]struct{}
+	sets     column.Chunked[map[string]struct{}]
 	old, new []int64
 }
 
 func (a *gaDistinct) Type() arrow.DataType { return arrow.PrimitiveTypes.Int64 }
 func (a *gaDistinct) Grow(n int) {
-	a.sets = append(a.sets, make([]map[string]struct{}, n-len(a.sets))...)
+	a.sets.Grow(n)
 }
 
 func (a *gaDistinct) Step(gids []int32, arr arrow.Array, rows []int32, changed []bool) {
@@ -496,12 +496,12 @@ func (a *gaDistinct) Step(gids []int32, arr arrow.Array, rows []int32, changed [
 	a.old, a.new = column.Grow(a.old, n), column.Grow(a.new, n)
 	for k, r := range rows {
 		id := gids[k]
-		set := a.sets[id]
+		set := *a.sets.At(id)
 		a.old[k] = int64(len(set))
 		if arr.IsValid(int(r)) {
 			if set == nil {
 				set = map[string]struct{}{}
-				a.sets[id] = set
+				*a.sets.At(id) = set
 			}
 			if addDistinct(set, arr, int(r)) {
 				changed[k] = true

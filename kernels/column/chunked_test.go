@@ -1,0 +1,86 @@
+package column
+
+import (
+	"runtime"
+	"testing"
+)
+
+type chunkTestEntry struct {
+	n    int64
+	s, c float64
+}
+
+func TestChunked(t *testing.T) {
+	var a Chunked[chunkTestEntry]
+	if a.Len() != 0 {
+		t.Fatalf("empty Len = %d", a.Len())
+	}
+	const n = 3*ChunkLen + 17
+	a.Grow(n)
+	if a.Len() < n || a.Len()%ChunkLen != 0 {
+		t.Fatalf("Len = %d after Grow(%d)", a.Len(), n)
+	}
+	first := a.At(5)
+	for i := range int32(n) {
+		if *a.At(i) != (chunkTestEntry{}) {
+			t.Fatalf("entry %d not zero", i)
+		}
+		a.At(i).n = int64(i)
+	}
+	a.Grow(40 * ChunkLen) // growing moves nothing
+	if first != a.At(5) || first.n != 5 {
+		t.Fatalf("entry 5 moved or changed on growth")
+	}
+	for i := range int32(n) {
+		if a.At(i).n != int64(i) {
+			t.Fatalf("entry %d = %d", i, a.At(i).n)
+		}
+	}
+	runtime.GC()
+
+	var f Chunked[int32]
+	f.GrowFill(10, -1)
+	if *f.At(ChunkLen - 1) != -1 {
+		t.Fatalf("GrowFill left %d", *f.At(ChunkLen - 1))
+	}
+
+	var p Chunked[[]byte] // pointers: heap chunks the collector sees
+	p.Grow(1)
+	*p.At(0) = []byte("x")
+	runtime.GC()
+	if string(*p.At(0)) != "x" {
+		t.Fatalf("heap chunk lost its value")
+	}
+}
+
+func TestHasPointers(t *testing.T) {
+	if hasPointers[chunkTestEntry]() || hasPointers[[4]uint32]() || hasPointers[bool]() {
+		t.Error("pointer-free types reported as having pointers")
+	}
+	if !hasPointers[[]byte]() || !hasPointers[map[string]struct{}]() || !hasPointers[struct{ s string }]() {
+		t.Error("types with pointers reported as pointer-free")
+	}
+}
+
+// BenchmarkChunkedGrow grows state to 1M entries of 40 bytes one batch of
+// 1024 at a time, against a slice grown by append.
+func BenchmarkChunkedGrow(b *testing.B) {
+	type entry struct{ n, a, b, c, d int64 }
+	const n = 1 << 20
+	b.Run("impl=chunked", func(b *testing.B) {
+		for b.Loop() {
+			var a Chunked[entry]
+			for i := 1024; i <= n; i += 1024 {
+				a.Grow(i)
+			}
+		}
+	})
+	b.Run("impl=append", func(b *testing.B) {
+		for b.Loop() {
+			var s []entry
+			for i := 1024; i <= n; i += 1024 {
+				s = append(s, make([]entry, i-len(s))...)
+			}
+		}
+	})
+}
