@@ -92,12 +92,7 @@ func (a *Chunked[T]) newChunk() *[ChunkLen]T {
 	var zero T
 	if unsafe.Sizeof(zero) > 0 && !hasPointers[T]() {
 		if a.own == nil {
-			a.own = &chunkOwner{maps: &chunkMaps{}}
-			runtime.AddCleanup(a.own, func(ms *chunkMaps) {
-				for _, m := range ms.m {
-					unmapChunk(m)
-				}
-			}, a.own.maps)
+			a.own = newChunkOwner()
 		}
 		if m := a.own.maps.carve(int(unsafe.Sizeof(zero))*ChunkLen, len(a.c)); m != nil {
 			return (*[ChunkLen]T)(unsafe.Pointer(unsafe.SliceData(m)))
@@ -129,4 +124,117 @@ func typeHasPointers(t reflect.Type) bool {
 		return false
 	}
 	return true
+}
+
+// Mapped is a fixed-length slice S of pointer-free T outside the Go heap
+// (on the heap where the system cannot map memory), for a large array
+// that is replaced rather than grown, like a hash table's slots. Free
+// unmaps it at once; what is not freed is unmapped when the Mapped and
+// its copies become unreachable. S must not be used after Free.
+type Mapped[T any] struct {
+	S   []T
+	own *chunkOwner
+}
+
+// NewMapped returns n zeroed entries of T, which must not hold pointers.
+func NewMapped[T any](n int) Mapped[T] {
+	var zero T
+	sz := int(unsafe.Sizeof(zero)) * n
+	if sz == 0 || hasPointers[T]() {
+		return Mapped[T]{S: make([]T, n)}
+	}
+	m := mapChunk(sz)
+	if m == nil {
+		return Mapped[T]{S: make([]T, n)}
+	}
+	own := newChunkOwner()
+	own.maps.m = append(own.maps.m, m)
+	return Mapped[T]{S: unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(m))), n), own: own}
+}
+
+// Free unmaps the entries now.
+func (f *Mapped[T]) Free() {
+	if f.own != nil {
+		f.own.free()
+	}
+	*f = Mapped[T]{}
+}
+
+func newChunkOwner() *chunkOwner {
+	own := &chunkOwner{maps: &chunkMaps{}}
+	runtime.AddCleanup(own, (*chunkMaps).unmap, own.maps)
+	return own
+}
+
+func (o *chunkOwner) free() { o.maps.unmap() }
+
+func (ms *chunkMaps) unmap() {
+	for _, m := range ms.m {
+		unmapChunk(m)
+	}
+	ms.m, ms.slab = nil, nil
+}
+
+// Arena is append-only bytes outside the Go heap, in blocks of 64 KiB that
+// are never copied on growth: a value is stored whole in one block (a
+// value above 64 KiB in a block of its own), at a position below 4 GiB.
+type Arena struct {
+	b   [][]byte // block i covers positions [i<<16, (i+1)<<16); a big value's block covers more, the next ones are nil
+	pos uint32   // where the next value goes
+	own *chunkOwner
+}
+
+const arenaShift = 16
+
+// Append stores v and returns its position.
+func (a *Arena) Append(v []byte) uint32 {
+	n := uint32(len(v))
+	o := a.pos & (1<<arenaShift - 1)
+	if int(a.pos>>arenaShift) >= len(a.b) || o+n > 1<<arenaShift {
+		a.pos, o = uint32(len(a.b))<<arenaShift, 0
+		a.addBlock(max(1, (len(v)+1<<arenaShift-1)>>arenaShift))
+	}
+	p := a.pos
+	copy(a.b[p>>arenaShift][o:], v)
+	a.pos += n
+	if n > 1<<arenaShift {
+		a.pos = uint32(len(a.b)) << arenaShift // a big value has its blocks to itself
+	}
+	return p
+}
+
+func (a *Arena) addBlock(blocks int) {
+	if a.own == nil {
+		a.own = newChunkOwner()
+	}
+	n := blocks << arenaShift
+	grow := len(a.b) // mappings grow with the arena, but not for a big value
+	if blocks > 1 {
+		grow = 1
+	}
+	m := a.own.maps.carve(n, grow)
+	if m == nil {
+		m = make([]byte, n)
+	}
+	a.b = append(a.b, m)
+	for range blocks - 1 {
+		a.b = append(a.b, nil)
+	}
+}
+
+// At is the n bytes at position p.
+func (a *Arena) At(p, n uint32) []byte {
+	o := p & (1<<arenaShift - 1)
+	return a.b[p>>arenaShift][o : o+n]
+}
+
+// Size is the bytes the values take, with what blocks left unused.
+func (a *Arena) Size() int { return int(a.pos) }
+
+// Free unmaps the arena; it is empty afterwards.
+func (a *Arena) Free() {
+	if a.own != nil {
+		a.own.free()
+	}
+	*a = Arena{}
 }

@@ -84,3 +84,58 @@ func BenchmarkChunkedGrow(b *testing.B) {
 		}
 	})
 }
+
+func TestArena(t *testing.T) {
+	var a Arena
+	type kept struct {
+		p uint32
+		v []byte
+	}
+	var all []kept
+	for i := range 30000 {
+		n := i % 37
+		switch i % 5000 {
+		case 17:
+			n = 70000 // a value above a block
+		case 18:
+			n = 1 << 16 // exactly a block
+		}
+		v := make([]byte, n)
+		for j := range v {
+			v[j] = byte(i + j)
+		}
+		all = append(all, kept{a.Append(v), v})
+	}
+	runtime.GC()
+	for i, k := range all {
+		if got := a.At(k.p, uint32(len(k.v))); string(got) != string(k.v) {
+			t.Fatalf("value %d (%d bytes) at %d changed", i, len(k.v), k.p)
+		}
+	}
+	a.Free()
+	if a.Size() != 0 {
+		t.Fatalf("Size %d after Free", a.Size())
+	}
+	p := a.Append([]byte("again"))
+	if string(a.At(p, 5)) != "again" {
+		t.Fatal("arena unusable after Free")
+	}
+}
+
+func TestMapped(t *testing.T) {
+	m := NewMapped[uint64](1000)
+	for i := range m.S {
+		if m.S[i] != 0 {
+			t.Fatal("not zeroed")
+		}
+		m.S[i] = uint64(i)
+	}
+	runtime.GC()
+	if m.S[999] != 999 {
+		t.Fatal("lost a value")
+	}
+	m.Free()
+	if m.S != nil {
+		t.Fatal("S kept after Free")
+	}
+}

@@ -75,7 +75,7 @@ func TestHashTableRandom(t *testing.T) {
 			for _, s := range tbl.slots {
 				if s != 0 {
 					id := int32(uint32(s)) - 1
-					if seen[id] || !tbl.Live[id] {
+					if seen[id] || !tbl.Live(id) {
 						t.Fatalf("slot holds id %d twice or dead", id)
 					}
 					seen[id] = true

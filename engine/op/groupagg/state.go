@@ -61,9 +61,9 @@ func (g *Agg) snapshot(p *checkpoint.PartWriter, mem memory.Allocator, maxParall
 	}
 	fields, accs := g.stateFields()
 	ids := make([]int32, 0, g.tbl.N)
-	for id, live := range g.tbl.Live {
-		if live {
-			ids = append(ids, int32(id))
+	for id := range int32(g.tbl.Size()) {
+		if g.tbl.Live(id) {
+			ids = append(ids, id)
 		}
 	}
 	for lo := 0; lo < len(ids); lo += opstate.ChunkRows {

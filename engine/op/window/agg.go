@@ -260,8 +260,7 @@ func (w *Agg) Add(b *vector.Batch) error {
 	}
 	ids := w.tbl.Lookup(w.ends, rows, w.cols, n)
 	if sz := w.tbl.Size(); sz > len(w.gseq) {
-		w.gseq = append(w.gseq, make([]int64, sz-len(w.gseq))...)
-		w.aggs.Grow(sz)
+		w.grow(sz)
 	}
 	for j, id := range w.tbl.NewIDs {
 		k := w.tbl.NewK[j]
@@ -274,6 +273,19 @@ func (w *Agg) Add(b *vector.Batch) error {
 	}
 	w.seq += int64(n)
 	return nil
+}
+
+// grow makes room for group ids < sz. The accumulators grow by chunks;
+// gseq stays a slice (snapshots index it) and doubles, so that a growing
+// state copies it about once rather than over and over.
+func (w *Agg) grow(sz int) {
+	if sz > cap(w.gseq) {
+		gseq := make([]int64, sz, max(sz, 2*cap(w.gseq), 1024))
+		copy(gseq, w.gseq)
+		w.gseq = gseq
+	}
+	w.gseq = w.gseq[:sz]
+	w.aggs.Grow(sz)
 }
 
 // addLate folds entries into their groups when windows may have fired
@@ -523,6 +535,9 @@ func (w *Agg) register(id int32, end, seq int64) {
 		win.unsorted = true
 	}
 	win.lastSeq = seq
+	if len(win.gids) == cap(win.gids) {
+		win.gids = slices.Grow(win.gids, max(len(win.gids), 64)) // double: append grows big lists by 1.25x
+	}
 	win.gids = append(win.gids, id)
 	w.gseq[id] = seq
 }
