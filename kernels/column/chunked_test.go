@@ -98,7 +98,9 @@ func TestArena(t *testing.T) {
 		case 17:
 			n = 70000 // a value above a block
 		case 18:
-			n = 1 << 16 // exactly a block
+			n = 1<<16 - 3 // a block with its length
+		case 19:
+			n = 200 // a two-byte length
 		}
 		v := make([]byte, n)
 		for j := range v {
@@ -108,7 +110,7 @@ func TestArena(t *testing.T) {
 	}
 	runtime.GC()
 	for i, k := range all {
-		if got := a.At(k.p, uint32(len(k.v))); string(got) != string(k.v) {
+		if got := a.Value(k.p); string(got) != string(k.v) {
 			t.Fatalf("value %d (%d bytes) at %d changed", i, len(k.v), k.p)
 		}
 	}
@@ -117,13 +119,13 @@ func TestArena(t *testing.T) {
 		t.Fatalf("Size %d after Free", a.Size())
 	}
 	p := a.Append([]byte("again"))
-	if string(a.At(p, 5)) != "again" {
+	if string(a.Value(p)) != "again" {
 		t.Fatal("arena unusable after Free")
 	}
 }
 
 func TestMapped(t *testing.T) {
-	m := NewMapped[uint64](1000)
+	m := NewMapped[uint64](1 << 18) // above minMapped: mapped
 	for i := range m.S {
 		if m.S[i] != 0 {
 			t.Fatal("not zeroed")
@@ -131,7 +133,7 @@ func TestMapped(t *testing.T) {
 		m.S[i] = uint64(i)
 	}
 	runtime.GC()
-	if m.S[999] != 999 {
+	if m.S[1<<18-1] != 1<<18-1 {
 		t.Fatal("lost a value")
 	}
 	m.Free()

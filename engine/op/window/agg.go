@@ -78,6 +78,7 @@ type Agg struct {
 	// TUMBLE/HOP/CUMULATE: group id == table id; the window end is part of
 	// the table key and identifies the window for all three kinds.
 	gseq     []int64 // per gid: seq of the entry that created it
+	gseqMem  column.Mapped[int64]
 	wins     []*winWindow
 	winByEnd map[int64]*winWindow
 	lastWin  *winWindow
@@ -276,13 +277,17 @@ func (w *Agg) Add(b *vector.Batch) error {
 }
 
 // grow makes room for group ids < sz. The accumulators grow by chunks;
-// gseq stays a slice (snapshots index it) and doubles, so that a growing
-// state copies it about once rather than over and over.
+// gseq stays a slice (snapshots index it) in mapped memory and doubles, so
+// that a growing state copies it about once rather than over and over.
+// (A slice that restore appended to may have left gseqMem; freeing
+// gseqMem is safe once gseq is copied out of wherever it lives.)
 func (w *Agg) grow(sz int) {
 	if sz > cap(w.gseq) {
-		gseq := make([]int64, sz, max(sz, 2*cap(w.gseq), 1024))
-		copy(gseq, w.gseq)
-		w.gseq = gseq
+		m := column.NewMapped[int64](max(sz, 2*cap(w.gseq), 1024))
+		copy(m.S, w.gseq)
+		old := w.gseqMem
+		w.gseqMem, w.gseq = m, m.S
+		old.Free()
 	}
 	w.gseq = w.gseq[:sz]
 	w.aggs.Grow(sz)
@@ -548,12 +553,34 @@ func (w *Agg) register(id int32, end, seq int64) {
 // MaxOutputRows rows. The state of those windows is freed. The caller owns
 // the records. Advance(math.MaxInt64) is the end-of-input flush.
 func (w *Agg) Advance(wm int64) ([]arrow.RecordBatch, error) {
+	var recs []arrow.RecordBatch
+	err := w.advance(wm, func(r arrow.RecordBatch) error {
+		recs = append(recs, r)
+		return nil
+	})
+	return recs, err
+}
+
+// advance is Advance handing each record to emit as soon as it is built,
+// so that firing a large window holds one output record at a time rather
+// than the whole window's. emit owns the record, also when it fails; its
+// error stops the firing.
+func (w *Agg) advance(wm int64, emit func(arrow.RecordBatch) error) error {
 	if wm <= w.wm {
-		return nil, nil
+		return nil
 	}
 	w.wm = wm
 	if w.sess != nil {
-		return w.fireSessions(wm), nil
+		recs := w.fireSessions(wm)
+		for i, r := range recs {
+			if err := emit(r); err != nil {
+				for _, r := range recs[i+1:] {
+					r.Release()
+				}
+				return err
+			}
+		}
+		return nil
 	}
 	L := w.cfg.AllowedLateness
 	nf := 0 // windows the watermark reached: fire those not fired yet
@@ -564,7 +591,18 @@ func (w *Agg) Advance(wm int64) ([]arrow.RecordBatch, error) {
 	for nfree < nf && w.wins[nfree].end <= w.lessLatenessOf(wm, L) {
 		nfree++
 	}
+	// The fired windows' groups, in order, make records of maxOut rows
+	// (a record may hold the end of one window and the start of the next).
 	gids, starts, ends := w.fired[:0], w.fstart[:0], w.fend[:0]
+	flush := func() error {
+		defer func() { gids, starts, ends = gids[:0], starts[:0], ends[:0] }()
+		for _, r := range w.emit(gids, gids, starts, ends) {
+			if err := emit(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	for _, win := range w.wins[:nf] {
 		if win.fired {
 			continue
@@ -575,19 +613,29 @@ func (w *Agg) Advance(wm int64) ([]arrow.RecordBatch, error) {
 			slices.SortFunc(win.gids, func(a, b int32) int { return cmp.Compare(seq[a], seq[b]) })
 			win.unsorted = false
 		}
-		gids = append(gids, win.gids...)
-		for range win.gids {
-			starts = append(starts, win.start)
-			ends = append(ends, win.end)
+		for rest := win.gids; len(rest) > 0; {
+			n := min(len(rest), w.maxOut-len(gids))
+			gids = append(gids, rest[:n]...)
+			for range n {
+				starts = append(starts, win.start)
+				ends = append(ends, win.end)
+			}
+			rest = rest[n:]
+			if len(gids) == w.maxOut {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if len(gids) > 0 {
+		if err := flush(); err != nil {
+			return err
 		}
 	}
 	w.fired, w.fstart, w.fend = gids, starts, ends
-	var recs []arrow.RecordBatch
-	if len(gids) > 0 {
-		recs = w.emit(gids, gids, starts, ends)
-	}
 	if nfree == 0 {
-		return recs, nil
+		return nil
 	}
 	var free []int32
 	for _, win := range w.wins[:nfree] {
@@ -604,7 +652,7 @@ func (w *Agg) Advance(wm int64) ([]arrow.RecordBatch, error) {
 	}
 	clear(w.wins[:nfree])
 	w.wins = append(w.wins[:0], w.wins[nfree:]...)
-	return recs, nil
+	return nil
 }
 
 // lessLateness lowers a lateness limit by the allowed lateness.
@@ -766,22 +814,16 @@ func (w *Agg) Process(b *vector.Batch, out op.Output) error {
 
 // OnWatermark emits the windows the watermark closed, then forwards it.
 func (w *Agg) OnWatermark(wm int64, out op.Output) error {
-	recs, err := w.Advance(wm)
-	if err != nil {
-		return err
-	}
 	updating := w.Updating()
-	for i, r := range recs {
+	err := w.advance(wm, func(r arrow.RecordBatch) error {
 		nb := vector.New(r)
 		if updating {
 			nb.Kinds = make([]vector.RowKind, r.NumRows()) // all +I
 		}
-		if err := out.Emit(nb); err != nil {
-			for _, r := range recs[i+1:] {
-				r.Release()
-			}
-			return err
-		}
+		return out.Emit(nb)
+	})
+	if err != nil {
+		return err
 	}
 	return out.EmitWatermark(wm)
 }
