@@ -1,6 +1,7 @@
 package column
 
 import (
+	"encoding/binary"
 	"reflect"
 	"runtime"
 	"unsafe"
@@ -136,11 +137,15 @@ type Mapped[T any] struct {
 	own *chunkOwner
 }
 
-// NewMapped returns n zeroed entries of T, which must not hold pointers.
+// minMapped is the smallest array NewMapped maps: a small one is cheaper
+// on the heap than a system call and fresh pages each time it is replaced.
+const minMapped = 1 << 20
+
+// NewMapped returns n zeroed entries of T.
 func NewMapped[T any](n int) Mapped[T] {
 	var zero T
 	sz := int(unsafe.Sizeof(zero)) * n
-	if sz == 0 || hasPointers[T]() {
+	if sz < minMapped || hasPointers[T]() {
 		return Mapped[T]{S: make([]T, n)}
 	}
 	m := mapChunk(sz)
@@ -175,9 +180,11 @@ func (ms *chunkMaps) unmap() {
 	ms.m, ms.slab = nil, nil
 }
 
-// Arena is append-only bytes outside the Go heap, in blocks of 64 KiB that
-// are never copied on growth: a value is stored whole in one block (a
-// value above 64 KiB in a block of its own), at a position below 4 GiB.
+// Arena is append-only byte strings in blocks of 64 KiB that are never
+// copied on growth, outside the Go heap beyond the first MiB. A value is
+// stored whole in one block (one above 64 KiB in blocks of its own) after
+// its length as a uvarint, so that a position (below 4 GiB) is all its
+// holder needs to keep.
 type Arena struct {
 	b   [][]byte // block i covers positions [i<<16, (i+1)<<16); a big value's block covers more, the next ones are nil
 	pos uint32   // where the next value goes
@@ -188,14 +195,18 @@ const arenaShift = 16
 
 // Append stores v and returns its position.
 func (a *Arena) Append(v []byte) uint32 {
-	n := uint32(len(v))
+	var pre [binary.MaxVarintLen64]byte
+	np := binary.PutUvarint(pre[:], uint64(len(v)))
+	n := uint32(np + len(v))
 	o := a.pos & (1<<arenaShift - 1)
 	if int(a.pos>>arenaShift) >= len(a.b) || o+n > 1<<arenaShift {
 		a.pos, o = uint32(len(a.b))<<arenaShift, 0
-		a.addBlock(max(1, (len(v)+1<<arenaShift-1)>>arenaShift))
+		a.addBlock(max(1, (int(n)+1<<arenaShift-1)>>arenaShift))
 	}
 	p := a.pos
-	copy(a.b[p>>arenaShift][o:], v)
+	b := a.b[p>>arenaShift][o:]
+	copy(b, pre[:np])
+	copy(b[np:], v)
 	a.pos += n
 	if n > 1<<arenaShift {
 		a.pos = uint32(len(a.b)) << arenaShift // a big value has its blocks to itself
@@ -212,7 +223,10 @@ func (a *Arena) addBlock(blocks int) {
 	if blocks > 1 {
 		grow = 1
 	}
-	m := a.own.maps.carve(n, grow)
+	var m []byte
+	if len(a.b) >= minMapped>>arenaShift || blocks > 1 {
+		m = a.own.maps.carve(n, grow)
+	}
 	if m == nil {
 		m = make([]byte, n)
 	}
@@ -222,10 +236,14 @@ func (a *Arena) addBlock(blocks int) {
 	}
 }
 
-// At is the n bytes at position p.
-func (a *Arena) At(p, n uint32) []byte {
-	o := p & (1<<arenaShift - 1)
-	return a.b[p>>arenaShift][o : o+n]
+// Value is the value at position p.
+func (a *Arena) Value(p uint32) []byte {
+	b := a.b[p>>arenaShift][p&(1<<arenaShift-1):]
+	if n := b[0]; n < 0x80 {
+		return b[1 : 1+n]
+	}
+	n, k := binary.Uvarint(b)
+	return b[k : k+int(n)]
 }
 
 // Size is the bytes the values take, with what blocks left unused.

@@ -252,15 +252,14 @@ func htOutBool(mem memory.Allocator, dt arrow.DataType, vals *column.Chunked[uin
 	return o.Finish()
 }
 
-// htStrKey holds a string key column in one append-only byte arena with a
-// position and length per id (htNullLen for NULL). Bytes of removed ids
-// become garbage; the arena is compacted when garbage outweighs live
-// bytes.
+// htStrKey holds a string key column in one append-only arena of
+// length-prefixed values with a position per id (htNullPos for NULL).
+// Bytes of removed ids become garbage; the arena is compacted when garbage
+// outweighs live bytes.
 type htStrKey struct {
 	dt         arrow.DataType
 	arena      column.Arena
 	off        column.Chunked[uint32]
-	ln         column.Chunked[uint32]
 	nullGroups bool
 	garbage    int
 
@@ -312,13 +311,10 @@ func (c *htStrKey) hashInto(hs []uint64) {
 	}
 }
 
-// htNullLen is the length of a NULL key.
-const htNullLen = math.MaxUint32
+// htNullPos is the position of a NULL key.
+const htNullPos = math.MaxUint32
 
-func (c *htStrKey) grow(n int) {
-	c.off.Grow(n)
-	c.ln.Grow(n)
-}
+func (c *htStrKey) grow(n int) { c.off.Grow(n) }
 
 func (c *htStrKey) storeNew(ids, ks []int32) {
 	for j, id := range ids {
@@ -328,19 +324,16 @@ func (c *htStrKey) storeNew(ids, ks []int32) {
 
 func (c *htStrKey) store(id int32, k int) {
 	if c.curNull != nil && c.curNull[k] {
-		*c.off.At(id), *c.ln.At(id) = 0, htNullLen
+		*c.off.At(id) = htNullPos
 		c.nullGroups = true
 		return
 	}
-	b := c.at(k)
-	*c.off.At(id), *c.ln.At(id) = c.arena.Append(b), uint32(len(b))
+	*c.off.At(id) = c.arena.Append(c.at(k))
 }
 
-func (c *htStrKey) valid(id int32) bool { return *c.ln.At(id) != htNullLen }
+func (c *htStrKey) valid(id int32) bool { return *c.off.At(id) != htNullPos }
 
-func (c *htStrKey) key(id int32) []byte {
-	return c.arena.At(*c.off.At(id), *c.ln.At(id))
-}
+func (c *htStrKey) key(id int32) []byte { return c.arena.Value(*c.off.At(id)) }
 
 func (c *htStrKey) verify(ids []int32, bad []int32) []int32 {
 	if c.curNull == nil && !c.nullGroups {
@@ -374,9 +367,8 @@ func (c *htStrKey) equal(id int32, k int) bool {
 
 func (c *htStrKey) release(ids []int32, t *Table) {
 	for _, id := range ids {
-		if ln := c.ln.At(id); *ln != htNullLen {
-			c.garbage += int(*ln)
-			*ln = 0
+		if c.valid(id) {
+			c.garbage += len(c.key(id)) + 1
 		}
 	}
 	if c.garbage < 1<<16 || c.garbage*2 < c.arena.Size() {
@@ -399,7 +391,7 @@ func (c *htStrKey) Build(mem memory.Allocator, ids []int32) arrow.Array {
 	total := 0
 	for _, id := range ids {
 		if c.valid(id) {
-			total += int(*c.ln.At(id))
+			total += len(c.key(id))
 		}
 	}
 	b.ReserveData(total)

@@ -86,7 +86,7 @@ type Table struct {
 	growAt int
 
 	size   int                    // ids ever allocated
-	hashes column.Chunked[uint64] // per id
+	hashes column.Chunked[uint32] // per id: the hash's top half (its slot holds the rest as the tag)
 	ends   column.Chunked[int64]  // per id
 	live   column.Chunked[bool]   // per id
 	free   []int32
@@ -117,23 +117,42 @@ func (t *Table) Size() int { return t.size }
 // Live reports whether id (< Size) is live, not on the free list.
 func (t *Table) Live(id int32) bool { return *t.live.At(id) }
 
+// rehash rebuilds the slots at capacity from the live ids of the old ones.
+// A slot word and the id's top half make the whole hash.
 func (t *Table) rehash(capacity int) {
-	if len(t.slots) == capacity {
+	old, prev := t.slots, t.smem
+	if len(old) == capacity { // a rebuild after Remove: set the survivors aside
+		n := 0
+		for _, s := range old {
+			if s != 0 && *t.live.At(int32(uint32(s)) - 1) {
+				n++
+			}
+		}
+		prev = column.NewMapped[uint64](n)
+		keep := prev.S[:0]
+		for _, s := range old {
+			if s != 0 && *t.live.At(int32(uint32(s)) - 1) {
+				keep = append(keep, s)
+			}
+		}
 		clear(t.slots)
+		old = keep
 	} else {
-		old := t.smem
 		t.smem = column.NewMapped[uint64](capacity)
 		t.slots = t.smem.S
-		old.Free()
 	}
 	t.mask = uint64(capacity - 1)
 	t.shift = uint(64 - bits.TrailingZeros(uint(capacity)))
 	t.growAt = capacity / 2
-	for id := range int32(t.size) {
-		if *t.live.At(id) {
-			t.place(*t.hashes.At(id), id)
+	for _, s := range old {
+		if s == 0 {
+			continue
+		}
+		if id := int32(uint32(s)) - 1; *t.live.At(id) {
+			t.place(uint64(*t.hashes.At(id))<<32|s>>32, id)
 		}
 	}
+	prev.Free()
 }
 
 func (t *Table) place(h uint64, id int32) {
@@ -158,7 +177,7 @@ func (t *Table) alloc(h uint64, end int64) int32 {
 			t.live.Grow(t.size)
 		}
 	}
-	*t.hashes.At(id) = h
+	*t.hashes.At(id) = uint32(h >> 32)
 	*t.ends.At(id) = end
 	*t.live.At(id) = true
 	t.N++
@@ -427,7 +446,7 @@ func (t *Table) Remove(ids []int32) {
 func (t *Table) unplace(id int32) {
 	want := uint32(id) + 1
 	mask := t.mask
-	i := *t.hashes.At(id) >> t.shift
+	i := uint64(*t.hashes.At(id)) << 32 >> t.shift
 	for uint32(t.slots[i]) != want {
 		i = (i + 1) & mask
 	}
@@ -439,7 +458,7 @@ func (t *Table) unplace(id int32) {
 			t.slots[i] = 0
 			return
 		}
-		home := *t.hashes.At(int32(uint32(s)-1)) >> t.shift
+		home := uint64(*t.hashes.At(int32(uint32(s) - 1))) << 32 >> t.shift
 		// The entry at j may fill the hole at i if i lies cyclically
 		// between its home and j.
 		if (j-home)&mask >= (j-i)&mask {
