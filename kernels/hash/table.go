@@ -89,7 +89,8 @@ type Table struct {
 	hashes column.Chunked[uint32] // per id: the hash's top half (its slot holds the rest as the tag)
 	ends   column.Chunked[int64]  // per id
 	live   column.Chunked[bool]   // per id
-	free   []int32
+	free   column.Chunked[int32]  // a stack of removed ids
+	nfree  int
 	Keys   []KeyCol
 
 	// TestMask, when set, is ANDed into every hash: tests use it to force
@@ -165,9 +166,9 @@ func (t *Table) place(h uint64, id int32) {
 
 func (t *Table) alloc(h uint64, end int64) int32 {
 	var id int32
-	if n := len(t.free); n > 0 {
-		id = t.free[n-1]
-		t.free = t.free[:n-1]
+	if t.nfree > 0 {
+		t.nfree--
+		id = *t.free.At(int32(t.nfree))
 	} else {
 		id = int32(t.size)
 		t.size++
@@ -436,7 +437,11 @@ func (t *Table) Remove(ids []int32) {
 			t.unplace(id)
 		}
 	}
-	t.free = append(t.free, ids...)
+	t.free.Grow(t.nfree + len(ids))
+	for _, id := range ids {
+		*t.free.At(int32(t.nfree)) = id
+		t.nfree++
+	}
 	for _, c := range t.Keys {
 		c.release(ids, t)
 	}

@@ -84,7 +84,7 @@ type Agg struct {
 	lastWin  *winWindow
 	curStart int64 // TUMBLE assignment cache: the last window seen
 	curEnd   int64
-	spare    [][]int32
+	spare    []column.Mapped[int32] // group lists of freed windows, for reuse
 
 	sess *winSessions
 
@@ -106,8 +106,9 @@ type Agg struct {
 // winWindow is one open TUMBLE/HOP/CUMULATE window.
 type winWindow struct {
 	start, end int64
-	fired      bool    // emitted once; kept open for allowed lateness
-	gids       []int32 // creation order = first appearance, unless unsorted
+	fired      bool                 // emitted once; kept open for allowed lateness
+	gids       []int32              // creation order = first appearance, unless unsorted
+	gmem       column.Mapped[int32] // holds gids
 	lastSeq    int64
 	unsorted   bool // a re-probed group was created out of order
 }
@@ -527,7 +528,8 @@ func (w *Agg) register(id int32, end, seq int64) {
 			// are emitted as they change.
 			win = &winWindow{start: w.windowStart(end), end: end, fired: end <= w.wm, lastSeq: math.MinInt64}
 			if n := len(w.spare); n > 0 {
-				win.gids = w.spare[n-1][:0]
+				win.gmem = w.spare[n-1]
+				win.gids = win.gmem.S[:0]
 				w.spare = w.spare[:n-1]
 			}
 			w.winByEnd[end] = win
@@ -540,8 +542,12 @@ func (w *Agg) register(id int32, end, seq int64) {
 		win.unsorted = true
 	}
 	win.lastSeq = seq
-	if len(win.gids) == cap(win.gids) {
-		win.gids = slices.Grow(win.gids, max(len(win.gids), 64)) // double: append grows big lists by 1.25x
+	if len(win.gids) == cap(win.gids) { // double: append grows big lists by 1.25x
+		m := column.NewMapped[int32](max(2*len(win.gids), 64))
+		copy(m.S, win.gids)
+		old := win.gmem
+		win.gmem, win.gids = m, m.S[:len(win.gids)]
+		old.Free()
 	}
 	win.gids = append(win.gids, id)
 	w.gseq[id] = seq
@@ -637,15 +643,18 @@ func (w *Agg) advance(wm int64, emit func(arrow.RecordBatch) error) error {
 	if nfree == 0 {
 		return nil
 	}
-	var free []int32
-	for _, win := range w.wins[:nfree] {
-		free = append(free, win.gids...)
+	free := w.wins[0].gids
+	if nfree > 1 {
+		free = nil
+		for _, win := range w.wins[:nfree] {
+			free = append(free, win.gids...)
+		}
 	}
 	w.aggs.Reset(free)
 	w.tbl.Remove(free)
 	for _, win := range w.wins[:nfree] {
 		delete(w.winByEnd, win.end)
-		w.spare = append(w.spare, win.gids)
+		w.spare = append(w.spare, win.gmem)
 		if w.lastWin == win {
 			w.lastWin = nil
 		}
