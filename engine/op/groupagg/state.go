@@ -93,7 +93,7 @@ func (g *Agg) snapshotChunk(p *checkpoint.PartWriter, mem memory.Allocator, maxP
 		return err
 	}
 	if g.cfg.Retract {
-		c := column.Int64(mem, len(ids), func(j int) int64 { return g.nrows[ids[j]] })
+		c := column.Int64(mem, len(ids), func(j int) int64 { return *g.nrows.At(ids[j]) })
 		vals[colRowCount] = c
 		owned = append(owned, c)
 	}
@@ -149,7 +149,7 @@ func (g *Agg) restoreRows(sc *opstate.Cols, fields []arrow.Field, accs [][2]int)
 	}
 	g.grow(g.tbl.Size())
 	for _, id := range ids {
-		g.seen[id] = true
+		*g.seen.At(id) = true
 	}
 	if g.cfg.Retract {
 		n, err := sc.Int64s(colRowCount)
@@ -160,7 +160,7 @@ func (g *Agg) restoreRows(sc *opstate.Cols, fields []arrow.Field, accs [][2]int)
 			if n[j] <= 0 {
 				return fmt.Errorf("state column %s: a group of %d rows", colRowCount, n[j])
 			}
-			g.nrows[id] = n[j]
+			*g.nrows.At(id) = n[j]
 		}
 	}
 	for i, a := range g.accs {
