@@ -21,8 +21,10 @@ const (
 // slice grown by append copies a large state many times over (Go grows
 // big slices by 1.25x), which at a million groups is most of the CPU.
 //
-// Chunks of a type without pointers live outside the Go heap (mapped
-// memory, unmapped when the Chunked becomes unreachable): the state
+// Chunks of a type without pointers beyond the first MiB live outside the
+// Go heap (mapped memory, unmapped when the Chunked becomes unreachable;
+// a small state stays on the heap, where making and dropping it costs no
+// system calls or fresh pages): a large state
 // does not raise the garbage collector's heap goal, so the garbage of
 // the batches flowing through is collected at the pace of a small heap
 // instead of accumulating to the size of the state. Chunks of other
@@ -91,11 +93,12 @@ func (a *Chunked[T]) GrowFill(n int, v T) {
 
 func (a *Chunked[T]) newChunk() *[ChunkLen]T {
 	var zero T
-	if unsafe.Sizeof(zero) > 0 && !hasPointers[T]() {
+	sz := int(unsafe.Sizeof(zero)) * ChunkLen
+	if sz > 0 && len(a.c)*sz >= minMapped && !hasPointers[T]() {
 		if a.own == nil {
 			a.own = newChunkOwner()
 		}
-		if m := a.own.maps.carve(int(unsafe.Sizeof(zero))*ChunkLen, len(a.c)); m != nil {
+		if m := a.own.maps.carve(sz, len(a.c)); m != nil {
 			return (*[ChunkLen]T)(unsafe.Pointer(unsafe.SliceData(m)))
 		}
 	}
