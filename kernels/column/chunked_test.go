@@ -63,7 +63,7 @@ func TestHasPointers(t *testing.T) {
 }
 
 // BenchmarkChunkedGrow grows state to 1M entries of 40 bytes one batch of
-// 1024 at a time, against a slice grown by append.
+// 1024 at a time, writing each new entry, against a slice grown by append.
 func BenchmarkChunkedGrow(b *testing.B) {
 	type entry struct{ n, a, b, c, d int64 }
 	const n = 1 << 20
@@ -72,6 +72,9 @@ func BenchmarkChunkedGrow(b *testing.B) {
 			var a Chunked[entry]
 			for i := 1024; i <= n; i += 1024 {
 				a.Grow(i)
+				for j := i - 1024; j < i; j++ {
+					a.At(int32(j)).n = int64(j)
+				}
 			}
 		}
 	})
@@ -80,6 +83,9 @@ func BenchmarkChunkedGrow(b *testing.B) {
 			var s []entry
 			for i := 1024; i <= n; i += 1024 {
 				s = append(s, make([]entry, i-len(s))...)
+				for j := i - 1024; j < i; j++ {
+					s[j].n = int64(j)
+				}
 			}
 		}
 	})
