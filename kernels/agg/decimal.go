@@ -5,6 +5,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/clink-dev/clink/kernels/column"
 )
 
 // aggDecState aggregates a DECIMAL(p, s) column exactly: SUM is
@@ -12,9 +14,9 @@ import (
 // Flink; MIN and MAX keep the column's type.
 type aggDecState struct {
 	dt       *arrow.Decimal128Type
-	n        []int64
-	sum      []decimal128.Num
-	mn, mx   []decimal128.Num
+	n        column.Chunked[int64]
+	sum      column.Chunked[decimal128.Num]
+	mn, mx   column.Chunked[decimal128.Num]
 	wantExtr bool
 }
 
@@ -40,12 +42,10 @@ func (st *aggDecState) OutType(f Func) arrow.DataType {
 }
 
 func (st *aggDecState) Grow(n int) {
-	for len(st.n) < n {
-		st.n = append(st.n, 0)
-		st.sum = append(st.sum, decimal128.Num{})
-		st.mn = append(st.mn, decimal128.Num{})
-		st.mx = append(st.mx, decimal128.Num{})
-	}
+	st.n.Grow(n)
+	st.sum.Grow(n)
+	st.mn.Grow(n)
+	st.mx.Grow(n)
 }
 
 func (st *aggDecState) Update(gids []int32, arr arrow.Array, rows []int32) {
@@ -59,42 +59,42 @@ func (st *aggDecState) Update(gids []int32, arr arrow.Array, rows []int32) {
 			continue
 		}
 		v := a.Value(r)
-		if st.n[g] == 0 {
-			st.mn[g], st.mx[g] = v, v
+		if *st.n.At(g) == 0 {
+			*st.mn.At(g), *st.mx.At(g) = v, v
 		} else if st.wantExtr {
-			if v.Less(st.mn[g]) {
-				st.mn[g] = v
+			if v.Less(*st.mn.At(g)) {
+				*st.mn.At(g) = v
 			}
-			if st.mx[g].Less(v) {
-				st.mx[g] = v
+			if st.mx.At(g).Less(v) {
+				*st.mx.At(g) = v
 			}
 		}
-		st.sum[g] = st.sum[g].Add(v)
-		st.n[g]++
+		*st.sum.At(g) = st.sum.At(g).Add(v)
+		(*st.n.At(g))++
 	}
 }
 
 func (st *aggDecState) Merge(dst, src int32) {
-	if st.n[src] == 0 {
+	if *st.n.At(src) == 0 {
 		return
 	}
-	if st.n[dst] == 0 {
-		st.mn[dst], st.mx[dst] = st.mn[src], st.mx[src]
+	if *st.n.At(dst) == 0 {
+		*st.mn.At(dst), *st.mx.At(dst) = *st.mn.At(src), *st.mx.At(src)
 	} else {
-		if st.mn[src].Less(st.mn[dst]) {
-			st.mn[dst] = st.mn[src]
+		if st.mn.At(src).Less(*st.mn.At(dst)) {
+			*st.mn.At(dst) = *st.mn.At(src)
 		}
-		if st.mx[dst].Less(st.mx[src]) {
-			st.mx[dst] = st.mx[src]
+		if st.mx.At(dst).Less(*st.mx.At(src)) {
+			*st.mx.At(dst) = *st.mx.At(src)
 		}
 	}
-	st.sum[dst] = st.sum[dst].Add(st.sum[src])
-	st.n[dst] += st.n[src]
+	*st.sum.At(dst) = st.sum.At(dst).Add(*st.sum.At(src))
+	*st.n.At(dst) += *st.n.At(src)
 }
 
 func (st *aggDecState) Reset(gids []int32) {
 	for _, g := range gids {
-		st.n[g], st.sum[g] = 0, decimal128.Num{}
+		*st.n.At(g), *st.sum.At(g) = 0, decimal128.Num{}
 	}
 }
 
@@ -103,26 +103,26 @@ func (st *aggDecState) Build(mem memory.Allocator, f Func, gids []int32) arrow.A
 		b := array.NewInt64Builder(mem)
 		defer b.Release()
 		for _, g := range gids {
-			b.Append(st.n[g])
+			b.Append(*st.n.At(g))
 		}
 		return b.NewArray()
 	}
 	b := array.NewDecimal128Builder(mem, st.OutType(f).(*arrow.Decimal128Type))
 	defer b.Release()
 	for _, g := range gids {
-		if st.n[g] == 0 {
+		if *st.n.At(g) == 0 {
 			b.AppendNull()
 			continue
 		}
 		switch f {
 		case Sum:
-			b.Append(st.sum[g])
+			b.Append(*st.sum.At(g))
 		case Min:
-			b.Append(st.mn[g])
+			b.Append(*st.mn.At(g))
 		case Max:
-			b.Append(st.mx[g])
+			b.Append(*st.mx.At(g))
 		case Avg:
-			b.Append(decAvg(st.sum[g], st.n[g], st.avgScale()-st.dt.Scale))
+			b.Append(decAvg(*st.sum.At(g), *st.n.At(g), st.avgScale()-st.dt.Scale))
 		}
 	}
 	return b.NewArray()

@@ -8,13 +8,15 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/clink-dev/clink/kernels/column"
 )
 
 // DistinctState is COUNT(DISTINCT x): a set of the values seen per group,
 // keyed by the value's text (one map insert per row: distinct counting
 // needs the values, as Flink's MapState does).
 type DistinctState struct {
-	sets []map[string]struct{}
+	sets column.Chunked[map[string]struct{}]
 }
 
 func (s *DistinctState) Enable(f Func) error {
@@ -27,9 +29,7 @@ func (s *DistinctState) Enable(f Func) error {
 func (s *DistinctState) OutType(Func) arrow.DataType { return arrow.PrimitiveTypes.Int64 }
 
 func (s *DistinctState) Grow(n int) {
-	if n > len(s.sets) {
-		s.sets = append(s.sets, make([]map[string]struct{}, n-len(s.sets))...)
-	}
+	s.sets.Grow(n)
 }
 
 func (s *DistinctState) Update(gids []int32, arr arrow.Array, rows []int32) {
@@ -41,10 +41,10 @@ func (s *DistinctState) Update(gids []int32, arr arrow.Array, rows []int32) {
 		if arr.IsNull(r) {
 			continue
 		}
-		set := s.sets[g]
+		set := *s.sets.At(g)
 		if set == nil {
 			set = map[string]struct{}{}
-			s.sets[g] = set
+			*s.sets.At(g) = set
 		}
 		addDistinct(set, arr, r)
 	}
@@ -86,21 +86,21 @@ func addDistinct(set map[string]struct{}, arr arrow.Array, i int) bool {
 }
 
 func (s *DistinctState) Merge(dst, src int32) {
-	if s.sets[src] == nil {
+	if *s.sets.At(src) == nil {
 		return
 	}
-	if s.sets[dst] == nil {
-		s.sets[dst] = map[string]struct{}{}
+	if *s.sets.At(dst) == nil {
+		*s.sets.At(dst) = map[string]struct{}{}
 	}
-	for v := range s.sets[src] {
-		s.sets[dst][v] = struct{}{}
+	for v := range *s.sets.At(src) {
+		(*s.sets.At(dst))[v] = struct{}{}
 	}
 }
 
 func (s *DistinctState) Reset(gids []int32) {
 	for _, g := range gids {
-		if int(g) < len(s.sets) {
-			s.sets[g] = nil
+		if int(g) < s.sets.Len() {
+			*s.sets.At(g) = nil
 		}
 	}
 }
@@ -110,7 +110,7 @@ func (s *DistinctState) Build(mem memory.Allocator, _ Func, gids []int32) arrow.
 	defer b.Release()
 	b.Reserve(len(gids))
 	for _, g := range gids {
-		b.UnsafeAppend(int64(len(s.sets[g])))
+		b.UnsafeAppend(int64(len(*s.sets.At(g))))
 	}
 	return b.NewArray()
 }

@@ -101,24 +101,24 @@ func NewInsertAcc(f Func, in arrow.DataType) (InsertAcc, error) {
 // gaCount is COUNT(*) and COUNT(x).
 type gaCount struct {
 	star     bool
-	n        []int64
+	n        column.Chunked[int64]
 	old, new []int64
 }
 
 func (a *gaCount) Type() arrow.DataType { return arrow.PrimitiveTypes.Int64 }
-func (a *gaCount) Grow(n int)           { a.n = append(a.n, make([]int64, n-len(a.n))...) }
+func (a *gaCount) Grow(n int)           { a.n.Grow(n) }
 
 func (a *gaCount) Step(gids []int32, arr arrow.Array, rows []int32, changed []bool) {
 	n := len(rows)
 	a.old, a.new = column.Grow(a.old, n), column.Grow(a.new, n)
 	for k, r := range rows {
 		id := gids[k]
-		a.old[k] = a.n[id]
+		a.old[k] = *a.n.At(id)
 		if a.star || arr.IsValid(int(r)) {
-			a.n[id]++
+			(*a.n.At(id))++
 			changed[k] = true
 		}
-		a.new[k] = a.n[id]
+		a.new[k] = *a.n.At(id)
 	}
 }
 
@@ -185,9 +185,9 @@ func gaBuildBits(mem memory.Allocator, m *gaImg[uint64], float bool, idx []int32
 type gaIntSum[T int8 | int16 | int32 | int64] struct {
 	avg     bool
 	retract bool // over a changelog: the state counts SUM's values too
-	n       []int64
-	lo      []uint64
-	hi      []int64
+	n       column.Chunked[int64]
+	lo      column.Chunked[uint64]
+	hi      column.Chunked[int64]
 	img     gaImg[uint64]
 }
 
@@ -199,19 +199,19 @@ func (a *gaIntSum[T]) Type() arrow.DataType {
 }
 
 func (a *gaIntSum[T]) Grow(n int) {
-	a.n = append(a.n, make([]int64, n-len(a.n))...)
-	a.lo = append(a.lo, make([]uint64, n-len(a.lo))...)
-	a.hi = append(a.hi, make([]int64, n-len(a.hi))...)
+	a.n.Grow(n)
+	a.lo.Grow(n)
+	a.hi.Grow(n)
 }
 
 func (a *gaIntSum[T]) out(id int32) (uint64, bool) {
 	switch {
-	case a.n[id] == 0:
+	case *a.n.At(id) == 0:
 		return 0, false
 	case a.avg:
-		return math.Float64bits(aggInt128Float(a.hi[id], a.lo[id]) / float64(a.n[id])), true
+		return math.Float64bits(aggInt128Float(*a.hi.At(id), *a.lo.At(id)) / float64(*a.n.At(id))), true
 	}
-	return a.lo[id], true
+	return *a.lo.At(id), true
 }
 
 func (a *gaIntSum[T]) Step(gids []int32, arr arrow.Array, rows []int32, changed []bool) {
@@ -223,9 +223,9 @@ func (a *gaIntSum[T]) Step(gids []int32, arr arrow.Array, rows []int32, changed 
 		if arr.IsValid(int(r)) {
 			v := int64(vals[r])
 			var carry uint64
-			a.lo[id], carry = bits.Add64(a.lo[id], uint64(v), 0)
-			a.hi[id] += int64(carry) + v>>63
-			a.n[id]++
+			*a.lo.At(id), carry = bits.Add64(*a.lo.At(id), uint64(v), 0)
+			*a.hi.At(id) += int64(carry) + v>>63
+			(*a.n.At(id))++
 		}
 		nw, nok := a.out(id)
 		a.img.put(k, o, ook, nw, nok, changed)
@@ -241,42 +241,42 @@ func (a *gaIntSum[T]) Build(mem memory.Allocator, idx []int32, old []bool) arrow
 // errors collected in c.
 type gaFloatSum[T float32 | float64] struct {
 	avg  bool
-	n    []int64
-	s, c []float64
+	n    column.Chunked[int64]
+	s, c column.Chunked[float64]
 	img  gaImg[uint64]
 	// Over a changelog, non-finite values are counted apart in nf
 	// (StepChanges).
 	retract bool
-	nf      []gaNonFinite
+	nf      column.Chunked[gaNonFinite]
 }
 
 func (a *gaFloatSum[T]) Type() arrow.DataType { return arrow.PrimitiveTypes.Float64 }
 
 func (a *gaFloatSum[T]) Grow(n int) {
-	a.n = append(a.n, make([]int64, n-len(a.n))...)
-	a.s = append(a.s, make([]float64, n-len(a.s))...)
-	a.c = append(a.c, make([]float64, n-len(a.c))...)
+	a.n.Grow(n)
+	a.s.Grow(n)
+	a.c.Grow(n)
 	if a.retract {
-		a.nf = append(a.nf, make([]gaNonFinite, n-len(a.nf))...)
+		a.nf.Grow(n)
 	}
 }
 
 func (a *gaFloatSum[T]) out(id int32) (uint64, bool) {
-	if a.n[id] == 0 {
+	if *a.n.At(id) == 0 {
 		return 0, false
 	}
-	s := a.s[id]
-	v := s + a.c[id]
+	s := *a.s.At(id)
+	v := s + (*a.c.At(id))
 	if math.IsInf(s, 0) || s != s {
 		v = s // the error terms of an infinite sum are NaN
 	}
 	if a.retract {
-		if f, ok := a.nf[id].value(); ok {
+		if f, ok := a.nf.At(id).value(); ok {
 			v += f
 		}
 	}
 	if a.avg {
-		v /= float64(a.n[id])
+		v /= float64(*a.n.At(id))
 	}
 	return math.Float64bits(v), true
 }
@@ -288,12 +288,12 @@ func (a *gaFloatSum[T]) Step(gids []int32, arr arrow.Array, rows []int32, change
 		id := gids[k]
 		o, ook := a.out(id)
 		if arr.IsValid(int(r)) {
-			x, s := float64(vals[r]), a.s[id]
+			x, s := float64(vals[r]), *a.s.At(id)
 			t := s + x
 			bb := t - s
-			a.c[id] += (s - (t - bb)) + (x - bb)
-			a.s[id] = t
-			a.n[id]++
+			*a.c.At(id) += (s - (t - bb)) + (x - bb)
+			*a.s.At(id) = t
+			(*a.n.At(id))++
 		}
 		nw, nok := a.out(id)
 		a.img.put(k, o, ook, nw, nok, changed)
@@ -311,8 +311,8 @@ type gaDecSum struct {
 	dt      *arrow.Decimal128Type
 	avg     bool
 	retract bool // over a changelog: the state counts SUM's values too
-	n       []int64
-	sum     []decimal128.Num
+	n       column.Chunked[int64]
+	sum     column.Chunked[decimal128.Num]
 	img     gaImg[decimal128.Num]
 }
 
@@ -324,18 +324,18 @@ func (a *gaDecSum) Type() arrow.DataType {
 }
 
 func (a *gaDecSum) Grow(n int) {
-	a.n = append(a.n, make([]int64, n-len(a.n))...)
-	a.sum = append(a.sum, make([]decimal128.Num, n-len(a.sum))...)
+	a.n.Grow(n)
+	a.sum.Grow(n)
 }
 
 func (a *gaDecSum) out(id int32) (decimal128.Num, bool) {
 	switch {
-	case a.n[id] == 0:
+	case *a.n.At(id) == 0:
 		return decimal128.Num{}, false
 	case a.avg:
-		return decAvg(a.sum[id], a.n[id], max(a.dt.Scale, 6)-a.dt.Scale), true
+		return decAvg(*a.sum.At(id), *a.n.At(id), max(a.dt.Scale, 6)-a.dt.Scale), true
 	}
-	return a.sum[id], true
+	return *a.sum.At(id), true
 }
 
 func (a *gaDecSum) Step(gids []int32, arr arrow.Array, rows []int32, changed []bool) {
@@ -345,8 +345,8 @@ func (a *gaDecSum) Step(gids []int32, arr arrow.Array, rows []int32, changed []b
 		id := gids[k]
 		o, ook := a.out(id)
 		if d.IsValid(int(r)) {
-			a.sum[id] = a.sum[id].Add(d.Value(int(r)))
-			a.n[id]++
+			*a.sum.At(id) = a.sum.At(id).Add(d.Value(int(r)))
+			(*a.n.At(id))++
 		}
 		nw, nok := a.out(id)
 		a.img.put(k, o, ook, nw, nok, changed)
@@ -362,16 +362,16 @@ type gaExt[T any] struct {
 	t            arrow.DataType
 	max          bool
 	less         func(a, b T) bool
-	v            []T
-	has          []bool
+	v            column.Chunked[T]
+	has          column.Chunked[bool]
 	old, new     []T
 	oldOK, newOK []bool
 }
 
 func (a *gaExt[T]) Type() arrow.DataType { return a.t }
 func (a *gaExt[T]) Grow(n int) {
-	a.v = append(a.v, make([]T, n-len(a.v))...)
-	a.has = append(a.has, make([]bool, n-len(a.has))...)
+	a.v.Grow(n)
+	a.has.Grow(n)
 }
 
 func (a *gaExt[T]) Step(gids []int32, arr arrow.Array, rows []int32, changed []bool) {
@@ -381,19 +381,19 @@ func (a *gaExt[T]) Step(gids []int32, arr arrow.Array, rows []int32, changed []b
 	get := gaValues[T](arr)
 	for k, r := range rows {
 		id := gids[k]
-		a.old[k], a.oldOK[k] = a.v[id], a.has[id]
+		a.old[k], a.oldOK[k] = *a.v.At(id), (*a.has.At(id))
 		if arr.IsValid(int(r)) {
 			v := get(int(r))
-			if !a.has[id] || (a.max && a.less(a.v[id], v)) || (!a.max && a.less(v, a.v[id])) {
+			if !(*a.has.At(id)) || (a.max && a.less(*a.v.At(id), v)) || (!a.max && a.less(v, *a.v.At(id))) {
 				// A string Value aliases the batch's buffer: keep a copy.
 				if s, ok := any(v).(string); ok {
 					v = any(strings.Clone(s)).(T)
 				}
-				a.v[id], a.has[id] = v, true
+				*a.v.At(id), *a.has.At(id) = v, true
 				changed[k] = true
 			}
 		}
-		a.new[k], a.newOK[k] = a.v[id], a.has[id]
+		a.new[k], a.newOK[k] = *a.v.At(id), (*a.has.At(id))
 	}
 }
 
@@ -413,18 +413,18 @@ func (a *gaBoolExt) Step(gids []int32, arr arrow.Array, rows []int32, changed []
 	ba := arr.(*array.Boolean)
 	for k, r := range rows {
 		id := gids[k]
-		a.old[k], a.oldOK[k] = a.v[id], a.has[id]
+		a.old[k], a.oldOK[k] = *a.v.At(id), (*a.has.At(id))
 		if arr.IsValid(int(r)) {
 			var v int8
 			if ba.Value(int(r)) {
 				v = 1
 			}
-			if !a.has[id] || (a.max && v > a.v[id]) || (!a.max && v < a.v[id]) {
-				a.v[id], a.has[id] = v, true
+			if !(*a.has.At(id)) || (a.max && v > *a.v.At(id)) || (!a.max && v < *a.v.At(id)) {
+				*a.v.At(id), *a.has.At(id) = v, true
 				changed[k] = true
 			}
 		}
-		a.new[k], a.newOK[k] = a.v[id], a.has[id]
+		a.new[k], a.newOK[k] = *a.v.At(id), (*a.has.At(id))
 	}
 }
 
@@ -482,13 +482,13 @@ func gaBuild[T any](mem memory.Allocator, t arrow.DataType, idx []int32, old []b
 
 // gaDistinct is COUNT(DISTINCT x): a set of values per group.
 type gaDistinct struct {
-	sets     []map[string]struct{}
+	sets     column.Chunked[map[string]struct{}]
 	old, new []int64
 }
 
 func (a *gaDistinct) Type() arrow.DataType { return arrow.PrimitiveTypes.Int64 }
 func (a *gaDistinct) Grow(n int) {
-	a.sets = append(a.sets, make([]map[string]struct{}, n-len(a.sets))...)
+	a.sets.Grow(n)
 }
 
 func (a *gaDistinct) Step(gids []int32, arr arrow.Array, rows []int32, changed []bool) {
@@ -496,12 +496,12 @@ func (a *gaDistinct) Step(gids []int32, arr arrow.Array, rows []int32, changed [
 	a.old, a.new = column.Grow(a.old, n), column.Grow(a.new, n)
 	for k, r := range rows {
 		id := gids[k]
-		set := a.sets[id]
+		set := *a.sets.At(id)
 		a.old[k] = int64(len(set))
 		if arr.IsValid(int(r)) {
 			if set == nil {
 				set = map[string]struct{}{}
-				a.sets[id] = set
+				*a.sets.At(id) = set
 			}
 			if addDistinct(set, arr, int(r)) {
 				changed[k] = true

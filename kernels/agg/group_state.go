@@ -21,13 +21,13 @@ func (a *gaCount) StateFields(p string) []arrow.Field {
 }
 
 func (a *gaCount) StateColumns(mem memory.Allocator, ids []int32) []arrow.Array {
-	return []arrow.Array{column.Int64(mem, len(ids), func(j int) int64 { return a.n[ids[j]] })}
+	return []arrow.Array{column.Int64(mem, len(ids), func(j int) int64 { return *a.n.At(ids[j]) })}
 }
 
 func (a *gaCount) SetState(ids []int32, cols []arrow.Array) error {
 	n := cols[0].(*array.Int64).Int64Values()
 	for j, id := range ids {
-		a.n[id] = n[j]
+		*a.n.At(id) = n[j]
 	}
 	return nil
 }
@@ -67,9 +67,9 @@ func gaSumFields(p string, avg, retract, float bool, sums ...arrow.DataType) []a
 
 // gaSumSnapshot appends the number of values (when counted) to the sum
 // columns.
-func gaSumSnapshot(mem memory.Allocator, counted bool, ids []int32, n []int64, cols ...arrow.Array) []arrow.Array {
+func gaSumSnapshot(mem memory.Allocator, counted bool, ids []int32, n *column.Chunked[int64], cols ...arrow.Array) []arrow.Array {
 	if counted {
-		cols = append(cols, column.Int64(mem, len(ids), func(j int) int64 { return n[ids[j]] }))
+		cols = append(cols, column.Int64(mem, len(ids), func(j int) int64 { return *n.At(ids[j]) }))
 	}
 	return cols
 }
@@ -77,15 +77,15 @@ func gaSumSnapshot(mem memory.Allocator, counted bool, ids []int32, n []int64, c
 // gaSumCounts sets n from the count column cols[at] (when counted) or, for
 // an insert-only SUM, to 1 where the sum is not NULL (its count only tells
 // whether it has a value).
-func gaSumCounts(counted bool, ids []int32, n []int64, cols []arrow.Array, at int) {
+func gaSumCounts(counted bool, ids []int32, n *column.Chunked[int64], cols []arrow.Array, at int) {
 	for j, id := range ids {
 		switch {
 		case counted:
-			n[id] = cols[at].(*array.Int64).Value(j)
+			*n.At(id) = cols[at].(*array.Int64).Value(j)
 		case cols[0].IsValid(j):
-			n[id] = 1
+			*n.At(id) = 1
 		default:
-			n[id] = 0
+			*n.At(id) = 0
 		}
 	}
 }
@@ -97,25 +97,25 @@ func (a *gaIntSum[T]) StateFields(p string) []arrow.Field {
 func (a *gaIntSum[T]) StateColumns(mem memory.Allocator, ids []int32) []arrow.Array {
 	o := column.NewFixed[decimal128.Num](mem, decSumType, len(ids))
 	for j, id := range ids {
-		if a.n[id] == 0 {
+		if *a.n.At(id) == 0 {
 			o.SetNull(j)
 			continue
 		}
-		o.Vals[j] = decimal128.New(a.hi[id], a.lo[id])
+		o.Vals[j] = decimal128.New(*a.hi.At(id), *a.lo.At(id))
 	}
-	return gaSumSnapshot(mem, a.avg || a.retract, ids, a.n, o.Finish())
+	return gaSumSnapshot(mem, a.avg || a.retract, ids, &a.n, o.Finish())
 }
 
 func (a *gaIntSum[T]) SetState(ids []int32, cols []arrow.Array) error {
 	s := cols[0].(*array.Decimal128)
 	for j, id := range ids {
-		a.hi[id], a.lo[id] = 0, 0
+		*a.hi.At(id), *a.lo.At(id) = 0, 0
 		if s.IsValid(j) {
 			v := s.Value(j)
-			a.hi[id], a.lo[id] = v.HighBits(), v.LowBits()
+			*a.hi.At(id), *a.lo.At(id) = v.HighBits(), v.LowBits()
 		}
 	}
-	gaSumCounts(a.avg || a.retract, ids, a.n, cols, 1)
+	gaSumCounts(a.avg || a.retract, ids, &a.n, cols, 1)
 	return nil
 }
 
@@ -126,42 +126,42 @@ func (a *gaFloatSum[T]) StateFields(p string) []arrow.Field {
 
 func (a *gaFloatSum[T]) StateColumns(mem memory.Allocator, ids []int32) []arrow.Array {
 	cols := make([]arrow.Array, 2)
-	for i, src := range [][]float64{a.s, a.c} {
+	for i, src := range []*column.Chunked[float64]{&a.s, &a.c} {
 		o := column.NewFixed[float64](mem, arrow.PrimitiveTypes.Float64, len(ids))
 		for j, id := range ids {
-			if a.n[id] == 0 {
+			if *a.n.At(id) == 0 {
 				o.SetNull(j)
 				continue
 			}
-			o.Vals[j] = src[id]
+			o.Vals[j] = *src.At(id)
 		}
 		cols[i] = o.Finish()
 	}
-	cols = gaSumSnapshot(mem, a.avg || a.retract, ids, a.n, cols...)
+	cols = gaSumSnapshot(mem, a.avg || a.retract, ids, &a.n, cols...)
 	if a.retract {
 		for w := range len(gaNonFinite{}) {
-			cols = append(cols, column.Int64(mem, len(ids), func(j int) int64 { return a.nf[ids[j]][w] }))
+			cols = append(cols, column.Int64(mem, len(ids), func(j int) int64 { return (*a.nf.At(ids[j]))[w] }))
 		}
 	}
 	return cols
 }
 
 func (a *gaFloatSum[T]) SetState(ids []int32, cols []arrow.Array) error {
-	for i, dst := range [][]float64{a.s, a.c} {
+	for i, dst := range []*column.Chunked[float64]{&a.s, &a.c} {
 		c := cols[i].(*array.Float64)
 		for j, id := range ids {
-			dst[id] = 0
+			*dst.At(id) = 0
 			if c.IsValid(j) {
-				dst[id] = c.Value(j)
+				*dst.At(id) = c.Value(j)
 			}
 		}
 	}
-	gaSumCounts(a.avg || a.retract, ids, a.n, cols, 2)
+	gaSumCounts(a.avg || a.retract, ids, &a.n, cols, 2)
 	if a.retract {
 		for w := range len(gaNonFinite{}) {
 			c := cols[3+w].(*array.Int64)
 			for j, id := range ids {
-				a.nf[id][w] = c.Value(j)
+				(*a.nf.At(id))[w] = c.Value(j)
 			}
 		}
 	}
@@ -175,24 +175,24 @@ func (a *gaDecSum) StateFields(p string) []arrow.Field {
 func (a *gaDecSum) StateColumns(mem memory.Allocator, ids []int32) []arrow.Array {
 	o := column.NewFixed[decimal128.Num](mem, &arrow.Decimal128Type{Precision: 38, Scale: a.dt.Scale}, len(ids))
 	for j, id := range ids {
-		if a.n[id] == 0 {
+		if *a.n.At(id) == 0 {
 			o.SetNull(j)
 			continue
 		}
-		o.Vals[j] = a.sum[id]
+		o.Vals[j] = *a.sum.At(id)
 	}
-	return gaSumSnapshot(mem, a.avg || a.retract, ids, a.n, o.Finish())
+	return gaSumSnapshot(mem, a.avg || a.retract, ids, &a.n, o.Finish())
 }
 
 func (a *gaDecSum) SetState(ids []int32, cols []arrow.Array) error {
 	s := cols[0].(*array.Decimal128)
 	for j, id := range ids {
-		a.sum[id] = decimal128.Num{}
+		*a.sum.At(id) = decimal128.Num{}
 		if s.IsValid(j) {
-			a.sum[id] = s.Value(j)
+			*a.sum.At(id) = s.Value(j)
 		}
 	}
-	gaSumCounts(a.avg || a.retract, ids, a.n, cols, 1)
+	gaSumCounts(a.avg || a.retract, ids, &a.n, cols, 1)
 	return nil
 }
 
@@ -208,11 +208,11 @@ func (a *gaExt[T]) StateFields(p string) []arrow.Field {
 }
 
 func (a *gaExt[T]) StateColumns(mem memory.Allocator, ids []int32) []arrow.Array {
-	return []arrow.Array{gaSnapshotOpt(mem, a.t, ids, a.v, a.has)}
+	return []arrow.Array{gaSnapshotOpt(mem, a.t, ids, &a.v, &a.has)}
 }
 
 func (a *gaExt[T]) SetState(ids []int32, cols []arrow.Array) error {
-	gaRestoreOpt(ids, cols[0], a.v, a.has)
+	gaRestoreOpt(ids, cols[0], &a.v, &a.has)
 	return nil
 }
 
@@ -224,9 +224,9 @@ func (a *gaBoolExt) StateColumns(mem memory.Allocator, ids []int32) []arrow.Arra
 	o := column.NewBool(mem, len(ids))
 	for j, id := range ids {
 		switch {
-		case !a.has[id]:
+		case !(*a.has.At(id)):
 			o.SetNull(j)
-		case a.v[id] == 1:
+		case *a.v.At(id) == 1:
 			o.Bits[j>>3] |= 1 << (j & 7)
 		}
 	}
@@ -236,9 +236,9 @@ func (a *gaBoolExt) StateColumns(mem memory.Allocator, ids []int32) []arrow.Arra
 func (a *gaBoolExt) SetState(ids []int32, cols []arrow.Array) error {
 	b := cols[0].(*array.Boolean)
 	for j, id := range ids {
-		a.v[id], a.has[id] = 0, b.IsValid(j)
-		if a.has[id] && b.Value(j) {
-			a.v[id] = 1
+		*a.v.At(id), *a.has.At(id) = 0, b.IsValid(j)
+		if (*a.has.At(id)) && b.Value(j) {
+			*a.v.At(id) = 1
 		}
 	}
 	return nil
@@ -261,14 +261,14 @@ func (a *gaDistinct) SetState(ids []int32, cols []arrow.Array) error {
 
 // gaSnapshotOpt builds a column of type t from per-group values that are
 // NULL where has is false.
-func gaSnapshotOpt[T any](mem memory.Allocator, t arrow.DataType, ids []int32, v []T, has []bool) arrow.Array {
+func gaSnapshotOpt[T any](mem memory.Allocator, t arrow.DataType, ids []int32, v *column.Chunked[T], has *column.Chunked[bool]) arrow.Array {
 	b := array.NewBuilder(mem, t)
 	defer b.Release()
 	b.Reserve(len(ids))
 	app := b.(interface{ Append(T) })
 	for _, id := range ids {
-		if has[id] {
-			app.Append(v[id])
+		if *has.At(id) {
+			app.Append(*v.At(id))
 		} else {
 			b.AppendNull()
 		}
@@ -278,18 +278,18 @@ func gaSnapshotOpt[T any](mem memory.Allocator, t arrow.DataType, ids []int32, v
 
 // gaRestoreOpt sets per-group values and has from col (NULL: no value).
 // Strings are copied: col's buffers belong to the checkpoint's record.
-func gaRestoreOpt[T any](ids []int32, col arrow.Array, v []T, has []bool) {
+func gaRestoreOpt[T any](ids []int32, col arrow.Array, v *column.Chunked[T], has *column.Chunked[bool]) {
 	get := col.(interface{ Value(int) T })
 	var zero T
 	for j, id := range ids {
-		v[id], has[id] = zero, col.IsValid(j)
-		if !has[id] {
+		*v.At(id), *has.At(id) = zero, col.IsValid(j)
+		if !*has.At(id) {
 			continue
 		}
 		x := get.Value(j)
 		if s, ok := any(x).(string); ok {
 			x = any(strings.Clone(s)).(T)
 		}
-		v[id] = x
+		*v.At(id) = x
 	}
 }

@@ -24,11 +24,11 @@ func TestGroupAggIntSum128(t *testing.T) {
 	b.Release()
 	defer arr.Release()
 	a.Step([]int32{0, 0, 0}, arr, []int32{0, 1, 2}, make([]bool, 3))
-	if got, want := aggInt128Float(a.hi[0], a.lo[0])/3, math.Ldexp(1, 64)/3; got != want {
+	if got, want := aggInt128Float(*a.hi.At(0), *a.lo.At(0))/3, math.Ldexp(1, 64)/3; got != want {
 		t.Errorf("AVG = %v, want %v", got, want)
 	}
-	if a.hi[0] != 1 || a.lo[0] != 0 { // 2^64
-		t.Errorf("sum hi:lo = %d:%d", a.hi[0], a.lo[0])
+	if *a.hi.At(0) != 1 || *a.lo.At(0) != 0 { // 2^64
+		t.Errorf("sum hi:lo = %d:%d", *a.hi.At(0), *a.lo.At(0))
 	}
 	cols := a.StateColumns(mem, []int32{0})
 	defer column.ReleaseAll(cols)

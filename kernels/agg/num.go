@@ -29,7 +29,7 @@ type aggFloatEntry[T float32 | float64] struct {
 // lets the engine promise the same output at any parallelism.
 type aggFloatState[T float32 | float64] struct {
 	dt      arrow.DataType
-	e       []aggFloatEntry[T]
+	e       column.Chunked[aggFloatEntry[T]]
 	sum, mm bool
 	vbuf    []T
 	gbuf    []int32
@@ -57,14 +57,12 @@ func (st *aggFloatState[T]) OutType(f Func) arrow.DataType {
 }
 
 func (st *aggFloatState[T]) Grow(n int) {
-	if n > len(st.e) {
-		st.e = append(st.e, make([]aggFloatEntry[T], n-len(st.e))...)
-	}
+	st.e.Grow(n)
 }
 
 func (st *aggFloatState[T]) Reset(gids []int32) {
 	for _, g := range gids {
-		st.e[g] = aggFloatEntry[T]{}
+		*st.e.At(g) = aggFloatEntry[T]{}
 	}
 }
 
@@ -78,7 +76,7 @@ func (st *aggFloatState[T]) Update(gids []int32, arr arrow.Array, rows []int32) 
 			if g < 0 {
 				continue
 			}
-			p := &e[g]
+			p := e.At(g)
 			v := vs[k]
 			x := float64(v)
 			t := p.s + x
@@ -102,7 +100,7 @@ func (st *aggFloatState[T]) Update(gids []int32, arr arrow.Array, rows []int32) 
 			if g < 0 {
 				continue
 			}
-			p := &e[g]
+			p := e.At(g)
 			x := float64(vs[k])
 			t := p.s + x
 			bb := t - p.s
@@ -115,7 +113,7 @@ func (st *aggFloatState[T]) Update(gids []int32, arr arrow.Array, rows []int32) 
 			if g < 0 {
 				continue
 			}
-			p := &e[g]
+			p := e.At(g)
 			v := vs[k]
 			if p.n == 0 {
 				p.mn, p.mx = v, v
@@ -132,14 +130,14 @@ func (st *aggFloatState[T]) Update(gids []int32, arr arrow.Array, rows []int32) 
 	default:
 		for _, g := range gs {
 			if g >= 0 {
-				e[g].n++
+				e.At(g).n++
 			}
 		}
 	}
 }
 
 func (st *aggFloatState[T]) Merge(dst, src int32) {
-	d, s := &st.e[dst], &st.e[src]
+	d, s := st.e.At(dst), st.e.At(src)
 	if s.n == 0 {
 		return
 	}
@@ -165,13 +163,13 @@ func (st *aggFloatState[T]) Build(mem memory.Allocator, f Func, gids []int32) ar
 	case Count:
 		o := column.NewFixed[int64](mem, arrow.PrimitiveTypes.Int64, len(gids))
 		for j, g := range gids {
-			o.Vals[j] = st.e[g].n
+			o.Vals[j] = st.e.At(g).n
 		}
 		return o.Finish()
 	case Sum, Avg:
 		o := column.NewFixed[float64](mem, arrow.PrimitiveTypes.Float64, len(gids))
 		for j, g := range gids {
-			p := &st.e[g]
+			p := st.e.At(g)
 			if p.n == 0 {
 				o.SetNull(j)
 				continue
@@ -189,7 +187,7 @@ func (st *aggFloatState[T]) Build(mem memory.Allocator, f Func, gids []int32) ar
 	}
 	o := column.NewFixed[T](mem, st.dt, len(gids))
 	for j, g := range gids {
-		p := &st.e[g]
+		p := st.e.At(g)
 		switch {
 		case p.n == 0:
 			o.SetNull(j)
@@ -217,7 +215,7 @@ type aggIntEntry[T int8 | int16 | int32 | int64] struct {
 type aggIntState[T int8 | int16 | int32 | int64] struct {
 	dt      arrow.DataType
 	noSum   bool
-	e       []aggIntEntry[T]
+	e       column.Chunked[aggIntEntry[T]]
 	sum, mm bool
 	vbuf    []T
 	gbuf    []int32
@@ -248,14 +246,12 @@ func (st *aggIntState[T]) OutType(f Func) arrow.DataType {
 }
 
 func (st *aggIntState[T]) Grow(n int) {
-	if n > len(st.e) {
-		st.e = append(st.e, make([]aggIntEntry[T], n-len(st.e))...)
-	}
+	st.e.Grow(n)
 }
 
 func (st *aggIntState[T]) Reset(gids []int32) {
 	for _, g := range gids {
-		st.e[g] = aggIntEntry[T]{}
+		*st.e.At(g) = aggIntEntry[T]{}
 	}
 }
 
@@ -267,7 +263,7 @@ func (st *aggIntState[T]) Update(gids []int32, arr arrow.Array, rows []int32) {
 		if g < 0 {
 			continue
 		}
-		p := &e[g]
+		p := e.At(g)
 		v := vs[k]
 		if st.sum {
 			var carry uint64
@@ -287,7 +283,7 @@ func (st *aggIntState[T]) Update(gids []int32, arr arrow.Array, rows []int32) {
 }
 
 func (st *aggIntState[T]) Merge(dst, src int32) {
-	d, s := &st.e[dst], &st.e[src]
+	d, s := st.e.At(dst), st.e.At(src)
 	if s.n == 0 {
 		return
 	}
@@ -316,13 +312,13 @@ func (st *aggIntState[T]) Build(mem memory.Allocator, f Func, gids []int32) arro
 	case Count:
 		o := column.NewFixed[int64](mem, arrow.PrimitiveTypes.Int64, len(gids))
 		for j, g := range gids {
-			o.Vals[j] = st.e[g].n
+			o.Vals[j] = st.e.At(g).n
 		}
 		return o.Finish()
 	case Sum:
 		o := column.NewFixed[int64](mem, arrow.PrimitiveTypes.Int64, len(gids))
 		for j, g := range gids {
-			if p := &st.e[g]; p.n == 0 {
+			if p := st.e.At(g); p.n == 0 {
 				o.SetNull(j)
 			} else {
 				o.Vals[j] = int64(p.lo)
@@ -332,7 +328,7 @@ func (st *aggIntState[T]) Build(mem memory.Allocator, f Func, gids []int32) arro
 	case Avg:
 		o := column.NewFixed[float64](mem, arrow.PrimitiveTypes.Float64, len(gids))
 		for j, g := range gids {
-			if p := &st.e[g]; p.n == 0 {
+			if p := st.e.At(g); p.n == 0 {
 				o.SetNull(j)
 			} else {
 				o.Vals[j] = aggInt128Float(p.hi, p.lo) / float64(p.n)
@@ -342,7 +338,7 @@ func (st *aggIntState[T]) Build(mem memory.Allocator, f Func, gids []int32) arro
 	}
 	o := column.NewFixed[T](mem, st.dt, len(gids))
 	for j, g := range gids {
-		p := &st.e[g]
+		p := st.e.At(g)
 		switch {
 		case p.n == 0:
 			o.SetNull(j)

@@ -16,7 +16,7 @@ import (
 type aggCountState struct {
 	star bool
 	dt   arrow.DataType
-	n    []int64
+	n    column.Chunked[int64]
 	gbuf []int32
 	nbuf []bool
 }
@@ -31,14 +31,12 @@ func (st *aggCountState) Enable(f Func) error {
 func (st *aggCountState) OutType(Func) arrow.DataType { return arrow.PrimitiveTypes.Int64 }
 
 func (st *aggCountState) Grow(n int) {
-	if n > len(st.n) {
-		st.n = append(st.n, make([]int64, n-len(st.n))...)
-	}
+	st.n.Grow(n)
 }
 
 func (st *aggCountState) Reset(gids []int32) {
 	for _, g := range gids {
-		st.n[g] = 0
+		*st.n.At(g) = 0
 	}
 }
 
@@ -46,21 +44,21 @@ func (st *aggCountState) Update(gids []int32, arr arrow.Array, rows []int32) {
 	n := st.n
 	if st.star {
 		for _, g := range gids {
-			n[g]++
+			(*n.At(g))++
 		}
 		return
 	}
 	for _, g := range aggMaskNulls(gids, arr, rows, &st.gbuf, &st.nbuf) {
 		if g >= 0 {
-			n[g]++
+			(*n.At(g))++
 		}
 	}
 }
 
-func (st *aggCountState) Merge(dst, src int32) { st.n[dst] += st.n[src] }
+func (st *aggCountState) Merge(dst, src int32) { *st.n.At(dst) += *st.n.At(src) }
 
 func (st *aggCountState) Build(mem memory.Allocator, _ Func, gids []int32) arrow.Array {
-	return aggBuildCount(mem, st.n, gids)
+	return aggBuildCount(mem, &st.n, gids)
 }
 
 // aggBoolEntry: MIN is logical AND, MAX logical OR.
@@ -70,7 +68,7 @@ type aggBoolEntry struct {
 }
 
 type aggBoolState struct {
-	e    []aggBoolEntry
+	e    column.Chunked[aggBoolEntry]
 	vbuf []uint8
 	gbuf []int32
 	nbuf []bool
@@ -91,14 +89,12 @@ func (st *aggBoolState) OutType(f Func) arrow.DataType {
 }
 
 func (st *aggBoolState) Grow(n int) {
-	if n > len(st.e) {
-		st.e = append(st.e, make([]aggBoolEntry, n-len(st.e))...)
-	}
+	st.e.Grow(n)
 }
 
 func (st *aggBoolState) Reset(gids []int32) {
 	for _, g := range gids {
-		st.e[g] = aggBoolEntry{}
+		*st.e.At(g) = aggBoolEntry{}
 	}
 }
 
@@ -112,7 +108,7 @@ func (st *aggBoolState) Update(gids []int32, arr arrow.Array, rows []int32) {
 		if g < 0 {
 			continue
 		}
-		p := &e[g]
+		p := e.At(g)
 		v := vs[k]
 		if p.n == 0 {
 			p.mn, p.mx = v, v
@@ -125,7 +121,7 @@ func (st *aggBoolState) Update(gids []int32, arr arrow.Array, rows []int32) {
 }
 
 func (st *aggBoolState) Merge(dst, src int32) {
-	d, s := &st.e[dst], &st.e[src]
+	d, s := st.e.At(dst), st.e.At(src)
 	switch {
 	case s.n == 0:
 	case d.n == 0:
@@ -141,13 +137,13 @@ func (st *aggBoolState) Build(mem memory.Allocator, f Func, gids []int32) arrow.
 	if f == Count {
 		o := column.NewFixed[int64](mem, arrow.PrimitiveTypes.Int64, len(gids))
 		for j, g := range gids {
-			o.Vals[j] = st.e[g].n
+			o.Vals[j] = st.e.At(g).n
 		}
 		return o.Finish()
 	}
 	o := column.NewBool(mem, len(gids))
 	for j, g := range gids {
-		p := &st.e[g]
+		p := st.e.At(g)
 		v := p.mx
 		if f == Min {
 			v = p.mn
@@ -166,8 +162,8 @@ func (st *aggBoolState) Build(mem memory.Allocator, f Func, gids []int32) arrow.
 // update copies bytes only when it changes the extreme, and allocates only
 // when a buffer must grow.
 type aggStrState struct {
-	n                []int64
-	mn, mx           [][]byte
+	n                column.Chunked[int64]
+	mn, mx           column.Chunked[[]byte]
 	wantMin, wantMax bool
 	gbuf             []int32
 	nbuf             []bool
@@ -193,18 +189,16 @@ func (st *aggStrState) OutType(f Func) arrow.DataType {
 }
 
 func (st *aggStrState) Grow(n int) {
-	for len(st.n) < n {
-		st.n = append(st.n, 0)
-		st.mn = append(st.mn, nil)
-		st.mx = append(st.mx, nil)
-	}
+	st.n.Grow(n)
+	st.mn.Grow(n)
+	st.mx.Grow(n)
 }
 
 func (st *aggStrState) Reset(gids []int32) {
 	for _, g := range gids {
-		st.n[g] = 0
-		st.mn[g] = st.mn[g][:0]
-		st.mx[g] = st.mx[g][:0]
+		*st.n.At(g) = 0
+		*st.mn.At(g) = (*st.mn.At(g))[:0]
+		*st.mx.At(g) = (*st.mx.At(g))[:0]
 	}
 }
 
@@ -226,33 +220,33 @@ func (st *aggStrState) Update(gids []int32, arr arrow.Array, rows []int32) {
 			r = int(rows[k])
 		}
 		v := data[offs[r]:offs[r+1]]
-		if st.wantMin && (n[g] == 0 || bytes.Compare(v, mn[g]) < 0) {
-			mn[g] = append(mn[g][:0], v...)
+		if st.wantMin && (*n.At(g) == 0 || bytes.Compare(v, *mn.At(g)) < 0) {
+			*mn.At(g) = append((*mn.At(g))[:0], v...)
 		}
-		if st.wantMax && (n[g] == 0 || bytes.Compare(v, mx[g]) > 0) {
-			mx[g] = append(mx[g][:0], v...)
+		if st.wantMax && (*n.At(g) == 0 || bytes.Compare(v, *mx.At(g)) > 0) {
+			*mx.At(g) = append((*mx.At(g))[:0], v...)
 		}
-		n[g]++
+		(*n.At(g))++
 	}
 }
 
 func (st *aggStrState) Merge(dst, src int32) {
-	if st.n[src] == 0 {
+	if *st.n.At(src) == 0 {
 		return
 	}
-	first := st.n[dst] == 0
-	if st.wantMin && (first || bytes.Compare(st.mn[src], st.mn[dst]) < 0) {
-		st.mn[dst] = append(st.mn[dst][:0], st.mn[src]...)
+	first := *st.n.At(dst) == 0
+	if st.wantMin && (first || bytes.Compare(*st.mn.At(src), *st.mn.At(dst)) < 0) {
+		*st.mn.At(dst) = append((*st.mn.At(dst))[:0], *st.mn.At(src)...)
 	}
-	if st.wantMax && (first || bytes.Compare(st.mx[src], st.mx[dst]) > 0) {
-		st.mx[dst] = append(st.mx[dst][:0], st.mx[src]...)
+	if st.wantMax && (first || bytes.Compare(*st.mx.At(src), *st.mx.At(dst)) > 0) {
+		*st.mx.At(dst) = append((*st.mx.At(dst))[:0], *st.mx.At(src)...)
 	}
-	st.n[dst] += st.n[src]
+	*st.n.At(dst) += *st.n.At(src)
 }
 
 func (st *aggStrState) Build(mem memory.Allocator, f Func, gids []int32) arrow.Array {
 	if f == Count {
-		return aggBuildCount(mem, st.n, gids)
+		return aggBuildCount(mem, &st.n, gids)
 	}
 	src := st.mx
 	if f == Min {
@@ -262,10 +256,10 @@ func (st *aggStrState) Build(mem memory.Allocator, f Func, gids []int32) arrow.A
 	defer b.Release()
 	b.Reserve(len(gids))
 	for _, g := range gids {
-		if st.n[g] == 0 {
+		if *st.n.At(g) == 0 {
 			b.AppendNull()
 		} else {
-			b.BinaryBuilder.Append(src[g])
+			b.BinaryBuilder.Append(*src.At(g))
 		}
 	}
 	return b.NewArray()

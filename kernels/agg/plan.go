@@ -238,10 +238,10 @@ func aggMaskNulls(gids []int32, arr arrow.Array, rows []int32, gbuf *[]int32, nb
 	return gs
 }
 
-func aggBuildCount(mem memory.Allocator, n []int64, gids []int32) arrow.Array {
+func aggBuildCount(mem memory.Allocator, n *column.Chunked[int64], gids []int32) arrow.Array {
 	o := column.NewFixed[int64](mem, arrow.PrimitiveTypes.Int64, len(gids))
 	for j, g := range gids {
-		o.Vals[j] = n[g]
+		o.Vals[j] = *n.At(g)
 	}
 	return o.Finish()
 }

@@ -119,21 +119,21 @@ func (a *gaCount) StepChanges(gids []int32, arr arrow.Array, rows []int32, ch *C
 	a.old, a.new = column.Grow(a.old, n), column.Grow(a.new, n)
 	for k, r := range rows {
 		id := gids[k]
-		a.old[k] = a.n[id]
+		a.old[k] = *a.n.At(id)
 		if a.star || arr.IsValid(int(r)) {
 			switch {
 			case !ch.Neg[k]:
-				a.n[id]++
-			case a.n[id] == 0:
+				(*a.n.At(id))++
+			case *a.n.At(id) == 0:
 				return ch.Fail(k, "a non-NULL value from a COUNT of 0")
 			default:
-				a.n[id]--
+				(*a.n.At(id))--
 			}
 			changed[k] = true
 		}
-		a.new[k] = a.n[id]
+		a.new[k] = *a.n.At(id)
 		if ch.Gone[k] {
-			a.n[id] = 0
+			*a.n.At(id) = 0
 		}
 	}
 	return nil
@@ -149,23 +149,23 @@ func (a *gaIntSum[T]) StepChanges(gids []int32, arr arrow.Array, rows []int32, c
 			v := int64(vals[r])
 			if !ch.Neg[k] {
 				var carry uint64
-				a.lo[id], carry = bits.Add64(a.lo[id], uint64(v), 0)
-				a.hi[id] += int64(carry) + v>>63
-				a.n[id]++
+				*a.lo.At(id), carry = bits.Add64(*a.lo.At(id), uint64(v), 0)
+				*a.hi.At(id) += int64(carry) + v>>63
+				(*a.n.At(id))++
 			} else {
-				if a.n[id] == 0 {
+				if *a.n.At(id) == 0 {
 					return ch.Fail(k, "a value from a SUM/AVG of no values")
 				}
 				var borrow uint64
-				a.lo[id], borrow = bits.Sub64(a.lo[id], uint64(v), 0)
-				a.hi[id] -= int64(borrow) + v>>63
-				a.n[id]--
+				*a.lo.At(id), borrow = bits.Sub64(*a.lo.At(id), uint64(v), 0)
+				*a.hi.At(id) -= int64(borrow) + v>>63
+				(*a.n.At(id))--
 			}
 		}
 		nw, nok := a.out(id)
 		a.img.put(k, o, ook, nw, nok, changed)
 		if ch.Gone[k] {
-			a.n[id], a.lo[id], a.hi[id] = 0, 0, 0
+			*a.n.At(id), *a.lo.At(id), *a.hi.At(id) = 0, 0, 0
 		}
 	}
 	return nil
@@ -219,29 +219,29 @@ func (a *gaFloatSum[T]) StepChanges(gids []int32, arr arrow.Array, rows []int32,
 		if arr.IsValid(int(r)) {
 			x, d := float64(vals[r]), int64(1)
 			if ch.Neg[k] {
-				if a.n[id] == 0 {
+				if *a.n.At(id) == 0 {
 					return ch.Fail(k, "a value from a SUM/AVG of no values")
 				}
 				d = -1
 			}
 			if x-x != 0 { // ±Inf or NaN
-				a.nf[id].add(x, d)
+				a.nf.At(id).add(x, d)
 			} else {
 				x *= float64(d)
-				s := a.s[id]
+				s := *a.s.At(id)
 				t := s + x
 				bb := t - s
-				a.c[id] += (s - (t - bb)) + (x - bb)
-				a.s[id] = t
+				*a.c.At(id) += (s - (t - bb)) + (x - bb)
+				*a.s.At(id) = t
 			}
-			if a.n[id] += d; a.n[id] == 0 {
-				a.s[id], a.c[id], a.nf[id] = 0, 0, gaNonFinite{}
+			if *a.n.At(id) += d; *a.n.At(id) == 0 {
+				*a.s.At(id), *a.c.At(id), *a.nf.At(id) = 0, 0, gaNonFinite{}
 			}
 		}
 		nw, nok := a.out(id)
 		a.img.put(k, o, ook, nw, nok, changed)
 		if ch.Gone[k] {
-			a.n[id], a.s[id], a.c[id], a.nf[id] = 0, 0, 0, gaNonFinite{}
+			*a.n.At(id), *a.s.At(id), *a.c.At(id), *a.nf.At(id) = 0, 0, 0, gaNonFinite{}
 		}
 	}
 	return nil
@@ -255,20 +255,20 @@ func (a *gaDecSum) StepChanges(gids []int32, arr arrow.Array, rows []int32, ch *
 		o, ook := a.out(id)
 		if d.IsValid(int(r)) {
 			if !ch.Neg[k] {
-				a.sum[id] = a.sum[id].Add(d.Value(int(r)))
-				a.n[id]++
+				*a.sum.At(id) = a.sum.At(id).Add(d.Value(int(r)))
+				(*a.n.At(id))++
 			} else {
-				if a.n[id] == 0 {
+				if *a.n.At(id) == 0 {
 					return ch.Fail(k, "a value from a SUM/AVG of no values")
 				}
-				a.sum[id] = a.sum[id].Sub(d.Value(int(r)))
-				a.n[id]--
+				*a.sum.At(id) = a.sum.At(id).Sub(d.Value(int(r)))
+				(*a.n.At(id))--
 			}
 		}
 		nw, nok := a.out(id)
 		a.img.put(k, o, ook, nw, nok, changed)
 		if ch.Gone[k] {
-			a.n[id], a.sum[id] = 0, decimal128.Num{}
+			*a.n.At(id), *a.sum.At(id) = 0, decimal128.Num{}
 		}
 	}
 	return nil
@@ -287,7 +287,7 @@ type gaMulti[T any] struct {
 	load  func(arr arrow.Array) func(int) T
 	store func(b array.Builder) func(T)
 	clone func(T) T // nil: values are kept as they are
-	sets  []multiset[T]
+	sets  column.Chunked[multiset[T]]
 
 	old, new     []T
 	oldOK, newOK []bool
@@ -358,12 +358,12 @@ func gaBoolStore(b array.Builder) func(int8) {
 func (a *gaMulti[T]) Type() arrow.DataType { return a.t }
 
 func (a *gaMulti[T]) Grow(n int) {
-	a.sets = append(a.sets, make([]multiset[T], n-len(a.sets))...)
+	a.sets.Grow(n)
 }
 
 // extreme is the group's result (ok false: no value, NULL).
 func (a *gaMulti[T]) extreme(id int32) (v T, ok bool) {
-	m := &a.sets[id]
+	m := a.sets.At(id)
 	switch {
 	case m.empty():
 		return v, false
@@ -391,15 +391,15 @@ func (a *gaMulti[T]) StepChanges(gids []int32, arr arrow.Array, rows []int32, ch
 		a.old[k], a.oldOK[k] = a.extreme(id)
 		if arr.IsValid(int(r)) {
 			if !ch.Neg[k] {
-				a.sets[id].add(get(int(r)), a.find, a.clone)
-			} else if held, _ := a.sets[id].remove(get(int(r)), a.find); !held {
+				a.sets.At(id).add(get(int(r)), a.find, a.clone)
+			} else if held, _ := a.sets.At(id).remove(get(int(r)), a.find); !held {
 				return ch.Fail(k, fmt.Sprintf("%s value %s, which the group does not hold", a.what(), arr.ValueStr(int(r))))
 			}
 		}
 		a.new[k], a.newOK[k] = a.extreme(id)
 		a.mark(k, changed)
 		if ch.Gone[k] {
-			a.sets[id] = multiset[T]{}
+			*a.sets.At(id) = multiset[T]{}
 		}
 	}
 	return nil
@@ -434,14 +434,14 @@ func (a *gaMulti[T]) Build(mem memory.Allocator, idx []int32, old []bool) arrow.
 // gaDistinctCounts is COUNT(DISTINCT x) over a changelog: per group, each
 // value's text (as distinctKey) and how many rows hold it.
 type gaDistinctCounts struct {
-	sets     []map[string]int64
+	sets     column.Chunked[map[string]int64]
 	old, new []int64
 }
 
 func (a *gaDistinctCounts) Type() arrow.DataType { return arrow.PrimitiveTypes.Int64 }
 
 func (a *gaDistinctCounts) Grow(n int) {
-	a.sets = append(a.sets, make([]map[string]int64, n-len(a.sets))...)
+	a.sets.Grow(n)
 }
 
 func (a *gaDistinctCounts) StepChanges(gids []int32, arr arrow.Array, rows []int32, ch *Changes, changed []bool) error {
@@ -449,7 +449,7 @@ func (a *gaDistinctCounts) StepChanges(gids []int32, arr arrow.Array, rows []int
 	a.old, a.new = column.Grow(a.old, n), column.Grow(a.new, n)
 	for k, r := range rows {
 		id := gids[k]
-		set := a.sets[id]
+		set := *a.sets.At(id)
 		a.old[k] = int64(len(set))
 		if arr.IsValid(int(r)) {
 			v := distinctKey(arr, int(r))
@@ -465,7 +465,7 @@ func (a *gaDistinctCounts) StepChanges(gids []int32, arr arrow.Array, rows []int
 			case !ch.Neg[k]:
 				if set == nil {
 					set = map[string]int64{}
-					a.sets[id] = set
+					*a.sets.At(id) = set
 				}
 				set[v] = 1
 				changed[k] = true
@@ -480,7 +480,7 @@ func (a *gaDistinctCounts) StepChanges(gids []int32, arr arrow.Array, rows []int
 		}
 		a.new[k] = int64(len(set))
 		if ch.Gone[k] {
-			a.sets[id] = nil
+			*a.sets.At(id) = nil
 		}
 	}
 	return nil

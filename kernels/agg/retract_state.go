@@ -38,7 +38,7 @@ func (a *gaMulti[T]) StateColumns(mem memory.Allocator, ids []int32) []arrow.Arr
 	for _, id := range ids {
 		vb.Append(true)
 		cb.Append(true)
-		a.sets[id].all(func(v T, n int64) {
+		a.sets.At(id).all(func(v T, n int64) {
 			app(v)
 			cnt.Append(n)
 		})
@@ -70,7 +70,7 @@ func (a *gaMulti[T]) SetState(ids []int32, cols []arrow.Array) error {
 			}
 			m.appendSorted(v, counts.Value(c))
 		}
-		a.sets[id] = m
+		*a.sets.At(id) = m
 	}
 	return nil
 }
@@ -92,13 +92,13 @@ func (a *gaDistinctCounts) StateColumns(mem memory.Allocator, ids []int32) []arr
 		vb.Append(true)
 		cb.Append(true)
 		vals = vals[:0]
-		for v := range a.sets[id] {
+		for v := range *a.sets.At(id) {
 			vals = append(vals, v)
 		}
 		slices.Sort(vals)
 		for _, v := range vals {
 			sv.Append(v)
-			cnt.Append(a.sets[id][v])
+			cnt.Append((*a.sets.At(id))[v])
 		}
 	}
 	return []arrow.Array{vb.NewArray(), cb.NewArray()}
@@ -113,7 +113,7 @@ func (a *gaDistinctCounts) SetState(ids []int32, cols []arrow.Array) error {
 			return fmt.Errorf("row %d: %d values but %d counts", j, vo[j+1]-vo[j], co[j+1]-co[j])
 		}
 		if vo[j] == vo[j+1] {
-			a.sets[id] = nil
+			*a.sets.At(id) = nil
 			continue
 		}
 		set := make(map[string]int64, vo[j+1]-vo[j])
@@ -124,7 +124,7 @@ func (a *gaDistinctCounts) SetState(ids []int32, cols []arrow.Array) error {
 			}
 			set[strings.Clone(vals.Value(int(i)))] = counts.Value(c) // the record's buffers belong to the checkpoint
 		}
-		a.sets[id] = set
+		*a.sets.At(id) = set
 	}
 	return nil
 }

@@ -35,12 +35,12 @@ func (st *aggFloatState[T]) StateFields(p string) []arrow.Field {
 
 func (st *aggFloatState[T]) StateColumns(mem memory.Allocator, gids []int32) []arrow.Array {
 	e := st.e
-	cols := []arrow.Array{column.Int64(mem, len(gids), func(j int) int64 { return e[gids[j]].n })}
+	cols := []arrow.Array{column.Int64(mem, len(gids), func(j int) int64 { return e.At(gids[j]).n })}
 	if st.sum {
 		s := column.NewFixed[float64](mem, arrow.PrimitiveTypes.Float64, len(gids))
 		c := column.NewFixed[float64](mem, arrow.PrimitiveTypes.Float64, len(gids))
 		for j, g := range gids {
-			s.Vals[j], c.Vals[j] = e[g].s, e[g].c
+			s.Vals[j], c.Vals[j] = e.At(g).s, e.At(g).c
 		}
 		cols = append(cols, s.Finish(), c.Finish())
 	}
@@ -48,12 +48,12 @@ func (st *aggFloatState[T]) StateColumns(mem memory.Allocator, gids []int32) []a
 		mn := column.NewFixed[T](mem, st.dt, len(gids))
 		mx := column.NewFixed[T](mem, st.dt, len(gids))
 		for j, g := range gids {
-			if e[g].n == 0 {
+			if e.At(g).n == 0 {
 				mn.SetNull(j)
 				mx.SetNull(j)
 				continue
 			}
-			mn.Vals[j], mx.Vals[j] = e[g].mn, e[g].mx
+			mn.Vals[j], mx.Vals[j] = e.At(g).mn, e.At(g).mx
 		}
 		cols = append(cols, mn.Finish(), mx.Finish())
 	}
@@ -67,7 +67,7 @@ func (st *aggFloatState[T]) SetState(gids []int32, cols []arrow.Array) error {
 	}
 	e := st.e
 	for j, g := range gids {
-		e[g].n = n[j]
+		e.At(g).n = n[j]
 	}
 	i := 1
 	if st.sum {
@@ -78,7 +78,7 @@ func (st *aggFloatState[T]) SetState(gids []int32, cols []arrow.Array) error {
 		}
 		s, c := arrow.GetValues[float64](cols[i].Data(), 1), arrow.GetValues[float64](cols[i+1].Data(), 1)
 		for j, g := range gids {
-			e[g].s, e[g].c = s[j], c[j]
+			e.At(g).s, e.At(g).c = s[j], c[j]
 		}
 		i += 2
 	}
@@ -90,7 +90,7 @@ func (st *aggFloatState[T]) SetState(gids []int32, cols []arrow.Array) error {
 		}
 		mn, mx := arrow.GetValues[T](cols[i].Data(), 1), arrow.GetValues[T](cols[i+1].Data(), 1)
 		for j, g := range gids {
-			e[g].mn, e[g].mx = mn[j], mx[j]
+			e.At(g).mn, e.At(g).mx = mn[j], mx[j]
 		}
 	}
 	return nil
@@ -113,11 +113,11 @@ func (st *aggIntState[T]) StateFields(p string) []arrow.Field {
 
 func (st *aggIntState[T]) StateColumns(mem memory.Allocator, gids []int32) []arrow.Array {
 	e := st.e
-	cols := []arrow.Array{column.Int64(mem, len(gids), func(j int) int64 { return e[gids[j]].n })}
+	cols := []arrow.Array{column.Int64(mem, len(gids), func(j int) int64 { return e.At(gids[j]).n })}
 	if st.sum {
 		s := column.NewFixed[decimal128.Num](mem, decSumType, len(gids))
 		for j, g := range gids {
-			s.Vals[j] = decimal128.New(e[g].hi, e[g].lo)
+			s.Vals[j] = decimal128.New(e.At(g).hi, e.At(g).lo)
 		}
 		cols = append(cols, s.Finish())
 	}
@@ -125,12 +125,12 @@ func (st *aggIntState[T]) StateColumns(mem memory.Allocator, gids []int32) []arr
 		mn := column.NewFixed[T](mem, st.dt, len(gids))
 		mx := column.NewFixed[T](mem, st.dt, len(gids))
 		for j, g := range gids {
-			if e[g].n == 0 {
+			if e.At(g).n == 0 {
 				mn.SetNull(j)
 				mx.SetNull(j)
 				continue
 			}
-			mn.Vals[j], mx.Vals[j] = e[g].mn, e[g].mx
+			mn.Vals[j], mx.Vals[j] = e.At(g).mn, e.At(g).mx
 		}
 		cols = append(cols, mn.Finish(), mx.Finish())
 	}
@@ -144,7 +144,7 @@ func (st *aggIntState[T]) SetState(gids []int32, cols []arrow.Array) error {
 	}
 	e := st.e
 	for j, g := range gids {
-		e[g].n = n[j]
+		e.At(g).n = n[j]
 	}
 	i := 1
 	if st.sum {
@@ -153,7 +153,7 @@ func (st *aggIntState[T]) SetState(gids []int32, cols []arrow.Array) error {
 		}
 		s := arrow.GetValues[decimal128.Num](cols[i].Data(), 1)
 		for j, g := range gids {
-			e[g].hi, e[g].lo = s[j].HighBits(), s[j].LowBits()
+			e.At(g).hi, e.At(g).lo = s[j].HighBits(), s[j].LowBits()
 		}
 		i++
 	}
@@ -165,7 +165,7 @@ func (st *aggIntState[T]) SetState(gids []int32, cols []arrow.Array) error {
 		}
 		mn, mx := arrow.GetValues[T](cols[i].Data(), 1), arrow.GetValues[T](cols[i+1].Data(), 1)
 		for j, g := range gids {
-			e[g].mn, e[g].mx = mn[j], mx[j]
+			e.At(g).mn, e.At(g).mx = mn[j], mx[j]
 		}
 	}
 	return nil
@@ -178,7 +178,7 @@ func (st *aggCountState) StateFields(p string) []arrow.Field {
 }
 
 func (st *aggCountState) StateColumns(mem memory.Allocator, gids []int32) []arrow.Array {
-	return []arrow.Array{column.Int64(mem, len(gids), func(j int) int64 { return st.n[gids[j]] })}
+	return []arrow.Array{column.Int64(mem, len(gids), func(j int) int64 { return *st.n.At(gids[j]) })}
 }
 
 func (st *aggCountState) SetState(gids []int32, cols []arrow.Array) error {
@@ -187,7 +187,7 @@ func (st *aggCountState) SetState(gids []int32, cols []arrow.Array) error {
 		return err
 	}
 	for j, g := range gids {
-		st.n[g] = n[j]
+		*st.n.At(g) = n[j]
 	}
 	return nil
 }
@@ -201,7 +201,7 @@ func (st *aggBoolState) StateFields(p string) []arrow.Field {
 
 func (st *aggBoolState) StateColumns(mem memory.Allocator, gids []int32) []arrow.Array {
 	cols := []arrow.Array{
-		column.Int64(mem, len(gids), func(j int) int64 { return st.e[gids[j]].n }),
+		column.Int64(mem, len(gids), func(j int) int64 { return st.e.At(gids[j]).n }),
 		st.Build(mem, Min, gids),
 		st.Build(mem, Max, gids),
 	}
@@ -220,7 +220,7 @@ func (st *aggBoolState) SetState(gids []int32, cols []arrow.Array) error {
 	}
 	mn, mx := cols[1].(*array.Boolean), cols[2].(*array.Boolean)
 	for j, g := range gids {
-		p := &st.e[g]
+		p := st.e.At(g)
 		p.n = n[j]
 		p.mn, p.mx = 0, 0
 		if mn.IsValid(j) && mn.Value(j) {
@@ -247,7 +247,7 @@ func (st *aggStrState) StateFields(p string) []arrow.Field {
 }
 
 func (st *aggStrState) StateColumns(mem memory.Allocator, gids []int32) []arrow.Array {
-	cols := []arrow.Array{aggBuildCount(mem, st.n, gids)}
+	cols := []arrow.Array{aggBuildCount(mem, &st.n, gids)}
 	if st.wantMin {
 		cols = append(cols, st.Build(mem, Min, gids))
 	}
@@ -268,21 +268,21 @@ func (st *aggStrState) SetState(gids []int32, cols []arrow.Array) error {
 		}
 	}
 	i := 1
-	set := func(dst [][]byte) {
+	set := func(dst *column.Chunked[[]byte]) {
 		a := cols[i].(*array.String)
 		for j, g := range gids {
-			dst[g] = append(dst[g][:0], a.Value(j)...)
+			*dst.At(g) = append((*dst.At(g))[:0], a.Value(j)...)
 		}
 		i++
 	}
 	for j, g := range gids {
-		st.n[g] = n[j]
+		*st.n.At(g) = n[j]
 	}
 	if st.wantMin {
-		set(st.mn)
+		set(&st.mn)
 	}
 	if st.wantMax {
-		set(st.mx)
+		set(&st.mx)
 	}
 	return nil
 }
@@ -299,19 +299,19 @@ func (st *aggDecState) StateFields(p string) []arrow.Field {
 }
 
 func (st *aggDecState) StateColumns(mem memory.Allocator, gids []int32) []arrow.Array {
-	cols := []arrow.Array{column.Int64(mem, len(gids), func(j int) int64 { return st.n[gids[j]] })}
-	for k, src := range [][]decimal128.Num{st.sum, st.mn, st.mx} {
+	cols := []arrow.Array{column.Int64(mem, len(gids), func(j int) int64 { return *st.n.At(gids[j]) })}
+	for k, src := range []*column.Chunked[decimal128.Num]{&st.sum, &st.mn, &st.mx} {
 		dt := arrow.DataType(st.dt)
 		if k == 0 {
 			dt = st.sumType()
 		}
 		o := column.NewFixed[decimal128.Num](mem, dt, len(gids))
 		for j, g := range gids {
-			if st.n[g] == 0 && k > 0 {
+			if *st.n.At(g) == 0 && k > 0 {
 				o.SetNull(j)
 				continue
 			}
-			o.Vals[j] = src[g]
+			o.Vals[j] = *src.At(g)
 		}
 		cols = append(cols, o.Finish())
 	}
@@ -323,7 +323,7 @@ func (st *aggDecState) SetState(gids []int32, cols []arrow.Array) error {
 	if err != nil {
 		return err
 	}
-	for k, dst := range [][]decimal128.Num{st.sum, st.mn, st.mx} {
+	for k, dst := range []*column.Chunked[decimal128.Num]{&st.sum, &st.mn, &st.mx} {
 		dt := arrow.DataType(st.dt)
 		if k == 0 {
 			dt = st.sumType()
@@ -333,11 +333,11 @@ func (st *aggDecState) SetState(gids []int32, cols []arrow.Array) error {
 		}
 		v := arrow.GetValues[decimal128.Num](cols[k+1].Data(), 1)
 		for j, g := range gids {
-			dst[g] = v[j]
+			*dst.At(g) = v[j]
 		}
 	}
 	for j, g := range gids {
-		st.n[g] = n[j]
+		*st.n.At(g) = n[j]
 	}
 	return nil
 }
@@ -358,7 +358,7 @@ func (s *DistinctState) StateColumns(mem memory.Allocator, gids []int32) []arrow
 	for _, g := range gids {
 		b.Append(true)
 		vals = vals[:0]
-		for v := range s.sets[g] {
+		for v := range *s.sets.At(g) {
 			vals = append(vals, v)
 		}
 		slices.Sort(vals)
@@ -379,7 +379,7 @@ func (s *DistinctState) SetState(gids []int32, cols []arrow.Array) error {
 		for i := offs[j]; i < offs[j+1]; i++ {
 			set[vals.Value(int(i))] = struct{}{}
 		}
-		s.sets[g] = set
+		*s.sets.At(g) = set
 	}
 	return nil
 }

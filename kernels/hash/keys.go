@@ -26,7 +26,7 @@ type KeyCol interface {
 	verify(ids []int32, bad []int32) []int32
 	equal(id int32, k int) bool
 	store(id int32, k int)
-	release(ids []int32, live []bool)
+	release(ids []int32, t *Table)
 	Build(mem memory.Allocator, ids []int32) arrow.Array
 }
 
@@ -63,10 +63,10 @@ type htNum interface {
 type htFixedKey struct {
 	dt   arrow.DataType
 	load func(dst []uint64, arr arrow.Array, rows []int32)
-	out  func(mem memory.Allocator, dt arrow.DataType, vals []uint64, valid []bool, ids []int32) arrow.Array
+	out  func(mem memory.Allocator, dt arrow.DataType, vals *column.Chunked[uint64], valid *column.Chunked[bool], ids []int32) arrow.Array
 
-	vals       []uint64
-	valid      []bool
+	vals       column.Chunked[uint64]
+	valid      column.Chunked[bool]
 	nullGroups bool // some id ever held NULL: verify must look at valid
 
 	cur     []uint64
@@ -170,12 +170,8 @@ func (c *htFixedKey) hashInto(hs []uint64) {
 }
 
 func (c *htFixedKey) grow(n int) {
-	if n > len(c.vals) {
-		c.vals = append(c.vals, make([]uint64, n-len(c.vals))...)
-		for len(c.valid) < n {
-			c.valid = append(c.valid, true)
-		}
-	}
+	c.vals.Grow(n)
+	c.valid.GrowFill(n, true)
 }
 
 func (c *htFixedKey) storeNew(ids, ks []int32) {
@@ -185,9 +181,9 @@ func (c *htFixedKey) storeNew(ids, ks []int32) {
 }
 
 func (c *htFixedKey) store(id int32, k int) {
-	c.vals[id] = c.cur[k]
+	*c.vals.At(id) = c.cur[k]
 	ok := c.curNull == nil || !c.curNull[k]
-	c.valid[id] = ok
+	*c.valid.At(id) = ok
 	if !ok {
 		c.nullGroups = true
 	}
@@ -198,7 +194,7 @@ func (c *htFixedKey) verify(ids []int32, bad []int32) []int32 {
 	vals := c.vals
 	if c.curNull == nil && !c.nullGroups {
 		for k, id := range ids {
-			if vals[id] != cur[k] {
+			if *vals.At(id) != cur[k] {
 				bad = append(bad, int32(k))
 			}
 		}
@@ -214,57 +210,56 @@ func (c *htFixedKey) verify(ids []int32, bad []int32) []int32 {
 
 func (c *htFixedKey) equal(id int32, k int) bool {
 	isNull := c.curNull != nil && c.curNull[k]
-	if isNull || !c.valid[id] {
-		return isNull == !c.valid[id]
+	if valid := *c.valid.At(id); isNull || !valid {
+		return isNull == !valid
 	}
-	return c.vals[id] == c.cur[k]
+	return *c.vals.At(id) == c.cur[k]
 }
 
-func (c *htFixedKey) release([]int32, []bool) {}
+func (c *htFixedKey) release([]int32, *Table) {}
 
 func (c *htFixedKey) Build(mem memory.Allocator, ids []int32) arrow.Array {
-	return c.out(mem, c.dt, c.vals, c.valid, ids)
+	return c.out(mem, c.dt, &c.vals, &c.valid, ids)
 }
 
-func htOutNum[T htNum](mem memory.Allocator, dt arrow.DataType, vals []uint64, valid []bool, ids []int32) arrow.Array {
+func htOutNum[T htNum](mem memory.Allocator, dt arrow.DataType, vals *column.Chunked[uint64], valid *column.Chunked[bool], ids []int32) arrow.Array {
 	var zero T
 	float := T(1)/T(2) != zero
 	o := column.NewFixed[T](mem, dt, len(ids))
 	for j, id := range ids {
-		if !valid[id] {
+		if !*valid.At(id) {
 			o.SetNull(j)
 			continue
 		}
 		if float {
-			o.Vals[j] = T(math.Float64frombits(vals[id]))
+			o.Vals[j] = T(math.Float64frombits(*vals.At(id)))
 		} else {
-			o.Vals[j] = T(int64(vals[id]))
+			o.Vals[j] = T(int64(*vals.At(id)))
 		}
 	}
 	return o.Finish()
 }
 
-func htOutBool(mem memory.Allocator, dt arrow.DataType, vals []uint64, valid []bool, ids []int32) arrow.Array {
+func htOutBool(mem memory.Allocator, dt arrow.DataType, vals *column.Chunked[uint64], valid *column.Chunked[bool], ids []int32) arrow.Array {
 	o := column.NewBool(mem, len(ids))
 	for j, id := range ids {
-		if !valid[id] {
+		if !*valid.At(id) {
 			o.SetNull(j)
-		} else if vals[id] != 0 {
+		} else if *vals.At(id) != 0 {
 			bitutil.SetBit(o.Bits, j)
 		}
 	}
 	return o.Finish()
 }
 
-// htStrKey holds a string key column in one append-only byte arena with an
-// offset and length per id. Bytes of removed ids become garbage; the arena
-// is compacted when garbage outweighs live bytes.
+// htStrKey holds a string key column in one append-only arena of
+// length-prefixed values with a position per id (htNullPos for NULL).
+// Bytes of removed ids become garbage; the arena is compacted when garbage
+// outweighs live bytes.
 type htStrKey struct {
 	dt         arrow.DataType
-	arena      []byte
-	off        []uint32
-	ln         []uint32
-	valid      []bool
+	arena      column.Arena
+	off        column.Chunked[uint32]
 	nullGroups bool
 	garbage    int
 
@@ -316,13 +311,10 @@ func (c *htStrKey) hashInto(hs []uint64) {
 	}
 }
 
-func (c *htStrKey) grow(n int) {
-	for len(c.off) < n {
-		c.off = append(c.off, 0)
-		c.ln = append(c.ln, 0)
-		c.valid = append(c.valid, true)
-	}
-}
+// htNullPos is the position of a NULL key.
+const htNullPos = math.MaxUint32
+
+func (c *htStrKey) grow(n int) { c.off.Grow(n) }
 
 func (c *htStrKey) storeNew(ids, ks []int32) {
 	for j, id := range ids {
@@ -332,30 +324,26 @@ func (c *htStrKey) storeNew(ids, ks []int32) {
 
 func (c *htStrKey) store(id int32, k int) {
 	if c.curNull != nil && c.curNull[k] {
-		c.off[id], c.ln[id], c.valid[id] = 0, 0, false
+		*c.off.At(id) = htNullPos
 		c.nullGroups = true
 		return
 	}
-	b := c.at(k)
-	c.off[id], c.ln[id], c.valid[id] = uint32(len(c.arena)), uint32(len(b)), true
-	c.arena = append(c.arena, b...)
+	*c.off.At(id) = c.arena.Append(c.at(k))
 }
 
-func (c *htStrKey) key(id int32) []byte {
-	o := c.off[id]
-	return c.arena[o : o+c.ln[id]]
-}
+func (c *htStrKey) valid(id int32) bool { return *c.off.At(id) != htNullPos }
+
+func (c *htStrKey) key(id int32) []byte { return c.arena.Value(*c.off.At(id)) }
 
 func (c *htStrKey) verify(ids []int32, bad []int32) []int32 {
 	if c.curNull == nil && !c.nullGroups {
-		offs, data, arena := c.curOffs, c.curData, c.arena
+		offs, data := c.curOffs, c.curData
 		for k, id := range ids {
 			r := k
 			if c.rows != nil {
 				r = int(c.rows[k])
 			}
-			o := c.off[id]
-			if !bytes.Equal(arena[o:o+c.ln[id]], data[offs[r]:offs[r+1]]) {
+			if !bytes.Equal(c.key(id), data[offs[r]:offs[r+1]]) {
 				bad = append(bad, int32(k))
 			}
 		}
@@ -371,28 +359,28 @@ func (c *htStrKey) verify(ids []int32, bad []int32) []int32 {
 
 func (c *htStrKey) equal(id int32, k int) bool {
 	isNull := c.curNull != nil && c.curNull[k]
-	if isNull || !c.valid[id] {
-		return isNull == !c.valid[id]
+	if valid := c.valid(id); isNull || !valid {
+		return isNull == !valid
 	}
 	return bytes.Equal(c.key(id), c.at(k))
 }
 
-func (c *htStrKey) release(ids []int32, live []bool) {
+func (c *htStrKey) release(ids []int32, t *Table) {
 	for _, id := range ids {
-		c.garbage += int(c.ln[id])
-		c.ln[id] = 0
-	}
-	if c.garbage < 1<<16 || c.garbage*2 < len(c.arena) {
-		return
-	}
-	arena := make([]byte, 0, len(c.arena)-c.garbage+len(c.arena)/4)
-	for id, ok := range live {
-		if ok && c.valid[id] {
-			o := c.off[id]
-			c.off[id] = uint32(len(arena))
-			arena = append(arena, c.arena[o:o+c.ln[id]]...)
+		if c.valid(id) {
+			c.garbage += len(c.key(id)) + 1
 		}
 	}
+	if c.garbage < 1<<16 || c.garbage*2 < c.arena.Size() {
+		return
+	}
+	var arena column.Arena
+	for id := range int32(t.Size()) {
+		if t.Live(id) && c.valid(id) {
+			*c.off.At(id) = arena.Append(c.key(id))
+		}
+	}
+	c.arena.Free()
 	c.arena, c.garbage = arena, 0
 }
 
@@ -402,11 +390,13 @@ func (c *htStrKey) Build(mem memory.Allocator, ids []int32) arrow.Array {
 	b.Reserve(len(ids))
 	total := 0
 	for _, id := range ids {
-		total += int(c.ln[id])
+		if c.valid(id) {
+			total += len(c.key(id))
+		}
 	}
 	b.ReserveData(total)
 	for _, id := range ids {
-		if !c.valid[id] {
+		if !c.valid(id) {
 			b.AppendNull()
 		} else {
 			b.BinaryBuilder.Append(c.key(id))

@@ -73,17 +73,24 @@ func htHashBytes(p []byte) uint64 {
 // free list and are reused, so the id space stays as small as the peak
 // number of live entries and the accumulator columns indexed by id never
 // need compaction.
+//
+// The per-id columns are chunked (column.Chunked): a table of millions of
+// ids grows without copying them, and they stay off the Go heap. The slot
+// array is mapped memory too, replaced (and unmapped) on rehash.
 type Table struct {
 	slots  []uint64
+	smem   column.Mapped[uint64]
 	shift  uint // 64 - log2(len(slots))
 	mask   uint64
 	N      int // live ids
 	growAt int
 
-	hashes []uint64 // per id
-	ends   []int64  // per id
-	Live   []bool   // per id
-	free   []int32
+	size   int                    // ids ever allocated
+	hashes column.Chunked[uint32] // per id: the hash's top half (its slot holds the rest as the tag)
+	ends   column.Chunked[int64]  // per id
+	live   column.Chunked[bool]   // per id
+	free   column.Chunked[int32]  // a stack of removed ids
+	nfree  int
 	Keys   []KeyCol
 
 	// TestMask, when set, is ANDed into every hash: tests use it to force
@@ -106,22 +113,47 @@ func NewTable(keys []KeyCol) *Table {
 }
 
 // Size is the number of ids ever allocated (live or free).
-func (t *Table) Size() int { return len(t.hashes) }
+func (t *Table) Size() int { return t.size }
 
+// Live reports whether id (< Size) is live, not on the free list.
+func (t *Table) Live(id int32) bool { return *t.live.At(id) }
+
+// rehash rebuilds the slots at capacity from the live ids of the old ones.
+// A slot word and the id's top half make the whole hash.
 func (t *Table) rehash(capacity int) {
-	if cap(t.slots) >= capacity && len(t.slots) == capacity {
+	old, prev := t.slots, t.smem
+	if len(old) == capacity { // a rebuild after Remove: set the survivors aside
+		n := 0
+		for _, s := range old {
+			if s != 0 && *t.live.At(int32(uint32(s)) - 1) {
+				n++
+			}
+		}
+		prev = column.NewMapped[uint64](n)
+		keep := prev.S[:0]
+		for _, s := range old {
+			if s != 0 && *t.live.At(int32(uint32(s)) - 1) {
+				keep = append(keep, s)
+			}
+		}
 		clear(t.slots)
+		old = keep
 	} else {
-		t.slots = make([]uint64, capacity)
+		t.smem = column.NewMapped[uint64](capacity)
+		t.slots = t.smem.S
 	}
 	t.mask = uint64(capacity - 1)
 	t.shift = uint(64 - bits.TrailingZeros(uint(capacity)))
 	t.growAt = capacity / 2
-	for id, ok := range t.Live {
-		if ok {
-			t.place(t.hashes[id], int32(id))
+	for _, s := range old {
+		if s == 0 {
+			continue
+		}
+		if id := int32(uint32(s)) - 1; *t.live.At(id) {
+			t.place(uint64(*t.hashes.At(id))<<32|s>>32, id)
 		}
 	}
+	prev.Free()
 }
 
 func (t *Table) place(h uint64, id int32) {
@@ -134,18 +166,21 @@ func (t *Table) place(h uint64, id int32) {
 
 func (t *Table) alloc(h uint64, end int64) int32 {
 	var id int32
-	if n := len(t.free); n > 0 {
-		id = t.free[n-1]
-		t.free = t.free[:n-1]
-		t.hashes[id] = h
-		t.ends[id] = end
-		t.Live[id] = true
+	if t.nfree > 0 {
+		t.nfree--
+		id = *t.free.At(int32(t.nfree))
 	} else {
-		id = int32(len(t.hashes))
-		t.hashes = append(t.hashes, h)
-		t.ends = append(t.ends, end)
-		t.Live = append(t.Live, true)
+		id = int32(t.size)
+		t.size++
+		if t.size > t.hashes.Len() {
+			t.hashes.Grow(t.size)
+			t.ends.Grow(t.size)
+			t.live.Grow(t.size)
+		}
 	}
+	*t.hashes.At(id) = uint32(h >> 32)
+	*t.ends.At(id) = end
+	*t.live.At(id) = true
 	t.N++
 	return id
 }
@@ -210,7 +245,7 @@ func (t *Table) Lookup(ends []int64, rows []int32, cols []arrow.Array, n int) []
 				break
 			}
 			if s>>32 == tag {
-				if id := int32(uint32(s)) - 1; tends[id] == end {
+				if id := int32(uint32(s)) - 1; *tends.At(id) == end {
 					ids[k] = id
 					break
 				}
@@ -269,7 +304,7 @@ func (t *Table) Find(ends []int64, rows []int32, cols []arrow.Array, n int) []in
 				break
 			}
 			if s>>32 == tag {
-				if id := int32(uint32(s)) - 1; t.ends[id] == ends[k] && t.equal(id, k) {
+				if id := int32(uint32(s)) - 1; *t.ends.At(id) == ends[k] && t.equal(id, k) {
 					ids[k] = id
 					break
 				}
@@ -312,16 +347,16 @@ func (t *Table) lookupFixed1(ends []int64, fk *htFixedKey) []int32 {
 					t.rehash(len(t.slots) * 2)
 					slots, mask, shift = t.slots, t.mask, t.shift
 				}
-				if int(id) >= len(kvals) {
-					fk.grow(max(t.Size(), 2*len(kvals)))
+				if int(id) >= kvals.Len() {
+					fk.grow(t.Size())
 				}
 				tends, kvals = t.ends, fk.vals
-				kvals[id] = v
-				fk.valid[id] = true
+				*kvals.At(id) = v
+				*fk.valid.At(id) = true
 				break
 			}
 			if s>>32 == tag {
-				if id := int32(uint32(s)) - 1; tends[id] == end && kvals[id] == v {
+				if id := int32(uint32(s)) - 1; *tends.At(id) == end && *kvals.At(id) == v {
 					ids[k] = id
 					break
 				}
@@ -361,7 +396,7 @@ func (t *Table) reprobe(ends []int64, ids []int32, bad []int32) {
 				break
 			}
 			if s>>32 == tag {
-				if id := int32(uint32(s)) - 1; t.ends[id] == end && t.equal(id, k) {
+				if id := int32(uint32(s)) - 1; *t.ends.At(id) == end && t.equal(id, k) {
 					ids[k] = id
 					break
 				}
@@ -388,7 +423,7 @@ func (t *Table) Remove(ids []int32) {
 		return
 	}
 	for _, id := range ids {
-		t.Live[id] = false
+		*t.live.At(id) = false
 	}
 	t.N -= len(ids)
 	if len(ids) >= t.N {
@@ -402,9 +437,13 @@ func (t *Table) Remove(ids []int32) {
 			t.unplace(id)
 		}
 	}
-	t.free = append(t.free, ids...)
+	t.free.Grow(t.nfree + len(ids))
+	for _, id := range ids {
+		*t.free.At(int32(t.nfree)) = id
+		t.nfree++
+	}
 	for _, c := range t.Keys {
-		c.release(ids, t.Live)
+		c.release(ids, t)
 	}
 }
 
@@ -412,7 +451,7 @@ func (t *Table) Remove(ids []int32) {
 func (t *Table) unplace(id int32) {
 	want := uint32(id) + 1
 	mask := t.mask
-	i := t.hashes[id] >> t.shift
+	i := uint64(*t.hashes.At(id)) << 32 >> t.shift
 	for uint32(t.slots[i]) != want {
 		i = (i + 1) & mask
 	}
@@ -424,7 +463,7 @@ func (t *Table) unplace(id int32) {
 			t.slots[i] = 0
 			return
 		}
-		home := t.hashes[uint32(s)-1] >> t.shift
+		home := uint64(*t.hashes.At(int32(uint32(s) - 1))) << 32 >> t.shift
 		// The entry at j may fill the hole at i if i lies cyclically
 		// between its home and j.
 		if (j-home)&mask >= (j-i)&mask {

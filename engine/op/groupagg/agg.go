@@ -38,14 +38,14 @@ type Agg struct {
 	tbl    *hash.Table
 	accs   []agg.Acc
 	schema *arrow.Schema
-	seen   []bool // per id: the group has emitted
+	seen   column.Chunked[bool] // per id: the group has emitted
 
 	// iacc[i] (insert-only) or racc[i] (with Retract) is accs[i]. With
 	// Retract, each group counts its rows (nrows); ch and born are per
 	// batch.
 	iacc  []agg.InsertAcc
 	racc  []agg.RetractAcc
-	nrows []int64
+	nrows column.Chunked[int64]
 	ch    agg.Changes
 	born  []bool
 
@@ -145,8 +145,8 @@ func (g *Agg) Add(b *vector.Batch) (*vector.Batch, error) {
 	var kinds []vector.RowKind
 	for k, id := range ids[:n] {
 		switch {
-		case !g.seen[id]:
-			g.seen[id] = true
+		case !*g.seen.At(id):
+			*g.seen.At(id) = true
 			idx, old, kinds = append(idx, int32(k)), append(old, false), append(kinds, vector.Insert)
 		case g.changed[k]:
 			idx, old, kinds = append(idx, int32(k), int32(k)), append(old, true, false), append(kinds, vector.UpdateBefore, vector.UpdateAfter)
@@ -175,12 +175,12 @@ func (g *Agg) groupIDs(b *vector.Batch, rows []int32) []int32 {
 
 // grow makes room for group ids < sz.
 func (g *Agg) grow(sz int) {
-	if sz <= len(g.seen) {
+	if sz <= g.seen.Len() {
 		return
 	}
-	g.seen = append(g.seen, make([]bool, sz-len(g.seen))...)
+	g.seen.Grow(sz)
 	if g.cfg.Retract {
-		g.nrows = append(g.nrows, make([]int64, sz-len(g.nrows))...)
+		g.nrows.Grow(sz)
 	}
 	for _, a := range g.accs {
 		a.Grow(sz)

@@ -56,15 +56,15 @@ func (g *Agg) addChanges(b *vector.Batch) (*vector.Batch, error) {
 		neg := b.Kinds != nil && (b.Kinds[r] == vector.UpdateBefore || b.Kinds[r] == vector.Delete)
 		ch.Neg[k], ch.Gone[k], g.born[k] = neg, false, false
 		if !neg {
-			g.born[k] = g.nrows[id] == 0
-			g.nrows[id]++
+			g.born[k] = *g.nrows.At(id) == 0
+			(*g.nrows.At(id))++
 			continue
 		}
-		if g.nrows[id] == 0 {
+		if *g.nrows.At(id) == 0 {
 			return nil, ch.Fail(k, "a row of a group that holds none")
 		}
-		g.nrows[id]--
-		if g.nrows[id] == 0 {
+		(*g.nrows.At(id))--
+		if *g.nrows.At(id) == 0 {
 			ch.Gone[k] = true
 			emptied = append(emptied, id)
 		}
@@ -101,7 +101,7 @@ func (g *Agg) addChanges(b *vector.Batch) (*vector.Batch, error) {
 		slices.Sort(emptied)
 		drop := emptied[:0]
 		for _, id := range slices.Compact(emptied) {
-			if g.nrows[id] == 0 {
+			if *g.nrows.At(id) == 0 {
 				drop = append(drop, id)
 			}
 		}

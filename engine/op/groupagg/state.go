@@ -92,7 +92,7 @@ func (g *Agg) snapshotChunk(p *checkpoint.PartWriter, mem memory.Allocator, maxP
 		return err
 	}
 	if g.cfg.Retract {
-		c := column.Int64(mem, len(ids), func(j int) int64 { return g.nrows[ids[j]] })
+		c := column.Int64(mem, len(ids), func(j int) int64 { return *g.nrows.At(ids[j]) })
 		vals[colRowCount] = c
 		owned = append(owned, c)
 	}
@@ -148,7 +148,7 @@ func (g *Agg) restoreRows(sc *opstate.Cols, fields []arrow.Field, accs [][2]int)
 	}
 	g.grow(g.tbl.Size())
 	for _, id := range ids {
-		g.seen[id] = true
+		*g.seen.At(id) = true
 	}
 	if g.cfg.Retract {
 		n, err := sc.Int64s(colRowCount)
@@ -159,7 +159,7 @@ func (g *Agg) restoreRows(sc *opstate.Cols, fields []arrow.Field, accs [][2]int)
 			if n[j] <= 0 {
 				return fmt.Errorf("state column %s: a group of %d rows", colRowCount, n[j])
 			}
-			g.nrows[id] = n[j]
+			*g.nrows.At(id) = n[j]
 		}
 	}
 	for i, a := range g.accs {
@@ -282,9 +282,9 @@ func (g *Agg) forget(ids []int32) error {
 
 func (g *Agg) liveIDs() []int32 {
 	ids := make([]int32, 0, g.tbl.N)
-	for id, live := range g.tbl.Live {
-		if live {
-			ids = append(ids, int32(id))
+	for id := range int32(g.tbl.Size()) {
+		if g.tbl.Live(id) {
+			ids = append(ids, id)
 		}
 	}
 	return ids

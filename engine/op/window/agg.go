@@ -78,12 +78,13 @@ type Agg struct {
 	// TUMBLE/HOP/CUMULATE: group id == table id; the window end is part of
 	// the table key and identifies the window for all three kinds.
 	gseq     []int64 // per gid: seq of the entry that created it
+	gseqMem  column.Mapped[int64]
 	wins     []*winWindow
 	winByEnd map[int64]*winWindow
 	lastWin  *winWindow
 	curStart int64 // TUMBLE assignment cache: the last window seen
 	curEnd   int64
-	spare    [][]int32
+	spare    []column.Mapped[int32] // group lists of freed windows, for reuse
 
 	sess *winSessions
 
@@ -107,8 +108,9 @@ type Agg struct {
 // winWindow is one open TUMBLE/HOP/CUMULATE window.
 type winWindow struct {
 	start, end int64
-	fired      bool    // emitted once; kept open for allowed lateness
-	gids       []int32 // creation order = first appearance, unless unsorted
+	fired      bool                 // emitted once; kept open for allowed lateness
+	gids       []int32              // creation order = first appearance, unless unsorted
+	gmem       column.Mapped[int32] // holds gids
 	lastSeq    int64
 	unsorted   bool // a re-probed group was created out of order
 }
@@ -262,8 +264,7 @@ func (w *Agg) Add(b *vector.Batch) error {
 	}
 	ids := w.tbl.Lookup(w.ends, rows, w.cols, n)
 	if sz := w.tbl.Size(); sz > len(w.gseq) {
-		w.gseq = append(w.gseq, make([]int64, sz-len(w.gseq))...)
-		w.aggs.Grow(sz)
+		w.grow(sz)
 	}
 	for j, id := range w.tbl.NewIDs {
 		k := w.tbl.NewK[j]
@@ -276,6 +277,23 @@ func (w *Agg) Add(b *vector.Batch) error {
 	}
 	w.seq += int64(n)
 	return nil
+}
+
+// grow makes room for group ids < sz. The accumulators grow by chunks;
+// gseq stays a slice (snapshots index it) in mapped memory and doubles, so
+// that a growing state copies it about once rather than over and over.
+// (A slice that restore appended to may have left gseqMem; freeing
+// gseqMem is safe once gseq is copied out of wherever it lives.)
+func (w *Agg) grow(sz int) {
+	if sz > cap(w.gseq) {
+		m := column.NewMapped[int64](max(sz, 2*cap(w.gseq), 1024))
+		copy(m.S, w.gseq)
+		old := w.gseqMem
+		w.gseqMem, w.gseq = m, m.S
+		old.Free()
+	}
+	w.gseq = w.gseq[:sz]
+	w.aggs.Grow(sz)
 }
 
 // addLate folds entries into their groups when windows may have fired
@@ -513,7 +531,8 @@ func (w *Agg) register(id int32, end, seq int64) {
 			// are emitted as they change.
 			win = &winWindow{start: w.windowStart(end), end: end, fired: end <= w.wm, lastSeq: math.MinInt64}
 			if n := len(w.spare); n > 0 {
-				win.gids = w.spare[n-1][:0]
+				win.gmem = w.spare[n-1]
+				win.gids = win.gmem.S[:0]
 				w.spare = w.spare[:n-1]
 			}
 			w.winByEnd[end] = win
@@ -526,6 +545,13 @@ func (w *Agg) register(id int32, end, seq int64) {
 		win.unsorted = true
 	}
 	win.lastSeq = seq
+	if len(win.gids) == cap(win.gids) { // double: append grows big lists by 1.25x
+		m := column.NewMapped[int32](max(2*len(win.gids), 64))
+		copy(m.S, win.gids)
+		old := win.gmem
+		win.gmem, win.gids = m, m.S[:len(win.gids)]
+		old.Free()
+	}
 	win.gids = append(win.gids, id)
 	w.gseq[id] = seq
 }
@@ -536,12 +562,34 @@ func (w *Agg) register(id int32, end, seq int64) {
 // MaxOutputRows rows. The state of those windows is freed. The caller owns
 // the records. Advance(math.MaxInt64) is the end-of-input flush.
 func (w *Agg) Advance(wm int64) ([]arrow.RecordBatch, error) {
+	var recs []arrow.RecordBatch
+	err := w.advance(wm, func(r arrow.RecordBatch) error {
+		recs = append(recs, r)
+		return nil
+	})
+	return recs, err
+}
+
+// advance is Advance handing each record to emit as soon as it is built,
+// so that firing a large window holds one output record at a time rather
+// than the whole window's. emit owns the record, also when it fails; its
+// error stops the firing.
+func (w *Agg) advance(wm int64, emit func(arrow.RecordBatch) error) error {
 	if wm <= w.wm {
-		return nil, nil
+		return nil
 	}
 	w.wm = wm
 	if w.sess != nil {
-		return w.fireSessions(wm), nil
+		recs := w.fireSessions(wm)
+		for i, r := range recs {
+			if err := emit(r); err != nil {
+				for _, r := range recs[i+1:] {
+					r.Release()
+				}
+				return err
+			}
+		}
+		return nil
 	}
 	L := w.cfg.AllowedLateness
 	nf := 0 // windows the watermark reached: fire those not fired yet
@@ -552,7 +600,18 @@ func (w *Agg) Advance(wm int64) ([]arrow.RecordBatch, error) {
 	for nfree < nf && w.wins[nfree].end <= w.lessLatenessOf(wm, L) {
 		nfree++
 	}
+	// The fired windows' groups, in order, make records of maxOut rows
+	// (a record may hold the end of one window and the start of the next).
 	gids, starts, ends := w.fired[:0], w.fstart[:0], w.fend[:0]
+	flush := func() error {
+		defer func() { gids, starts, ends = gids[:0], starts[:0], ends[:0] }()
+		for _, r := range w.emit(gids, gids, starts, ends) {
+			if err := emit(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	for _, win := range w.wins[:nf] {
 		if win.fired {
 			continue
@@ -563,36 +622,49 @@ func (w *Agg) Advance(wm int64) ([]arrow.RecordBatch, error) {
 			slices.SortFunc(win.gids, func(a, b int32) int { return cmp.Compare(seq[a], seq[b]) })
 			win.unsorted = false
 		}
-		gids = append(gids, win.gids...)
-		for range win.gids {
-			starts = append(starts, win.start)
-			ends = append(ends, win.end)
+		for rest := win.gids; len(rest) > 0; {
+			n := min(len(rest), w.maxOut-len(gids))
+			gids = append(gids, rest[:n]...)
+			for range n {
+				starts = append(starts, win.start)
+				ends = append(ends, win.end)
+			}
+			rest = rest[n:]
+			if len(gids) == w.maxOut {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if len(gids) > 0 {
+		if err := flush(); err != nil {
+			return err
 		}
 	}
 	w.fired, w.fstart, w.fend = gids, starts, ends
-	var recs []arrow.RecordBatch
-	if len(gids) > 0 {
-		recs = w.emit(gids, gids, starts, ends)
-	}
 	if nfree == 0 {
-		return recs, nil
+		return nil
 	}
-	var free []int32
-	for _, win := range w.wins[:nfree] {
-		free = append(free, win.gids...)
+	free := w.wins[0].gids
+	if nfree > 1 {
+		free = nil
+		for _, win := range w.wins[:nfree] {
+			free = append(free, win.gids...)
+		}
 	}
 	w.aggs.Reset(free)
 	w.tbl.Remove(free)
 	for _, win := range w.wins[:nfree] {
 		delete(w.winByEnd, win.end)
-		w.spare = append(w.spare, win.gids)
+		w.spare = append(w.spare, win.gmem)
 		if w.lastWin == win {
 			w.lastWin = nil
 		}
 	}
 	clear(w.wins[:nfree])
 	w.wins = append(w.wins[:0], w.wins[nfree:]...)
-	return recs, nil
+	return nil
 }
 
 // lessLateness lowers a lateness limit by the allowed lateness.
@@ -754,22 +826,16 @@ func (w *Agg) Process(b *vector.Batch, out op.Output) error {
 
 // OnWatermark emits the windows the watermark closed, then forwards it.
 func (w *Agg) OnWatermark(wm int64, out op.Output) error {
-	recs, err := w.Advance(wm)
-	if err != nil {
-		return err
-	}
 	updating := w.Updating()
-	for i, r := range recs {
+	err := w.advance(wm, func(r arrow.RecordBatch) error {
 		nb := vector.New(r)
 		if updating {
 			nb.Kinds = make([]vector.RowKind, r.NumRows()) // all +I
 		}
-		if err := out.Emit(nb); err != nil {
-			for _, r := range recs[i+1:] {
-				r.Release()
-			}
-			return err
-		}
+		return out.Emit(nb)
+	})
+	if err != nil {
+		return err
 	}
 	return out.EmitWatermark(wm)
 }
