@@ -1,0 +1,320 @@
+package join
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// A side's stored rows live column by column in fixed-size chunks: a
+// chunk is never copied when the column grows (a new one is added), and
+// compaction moves rows down in place and lets go of the chunks it
+// empties, keeping one spare for the next rows. The join copies the
+// values of the rows it keeps out of their input batch, so it retains no
+// input batch and holds no Arrow memory.
+const (
+	chunkBits = 12
+	chunkRows = 1 << chunkBits
+	chunkMask = chunkRows - 1
+)
+
+// chunks is a column of T indexed by stored row.
+type chunks[T any] struct {
+	c [][]T
+	n int32
+}
+
+func (c *chunks[T]) at(i int32) T    { return c.c[i>>chunkBits][i&chunkMask] }
+func (c *chunks[T]) ptr(i int32) *T  { return &c.c[i>>chunkBits][i&chunkMask] }
+func (c *chunks[T]) set(i int32, v T) { c.c[i>>chunkBits][i&chunkMask] = v }
+
+func (c *chunks[T]) push(v T) {
+	if int(c.n>>chunkBits) == len(c.c) {
+		c.c = append(c.c, make([]T, chunkRows))
+	}
+	c.c[c.n>>chunkBits][c.n&chunkMask] = v
+	c.n++
+}
+
+// truncate keeps the first n rows, releasing the chunks past them but one.
+func (c *chunks[T]) truncate(n int32) {
+	c.n = n
+	keep := int(n+chunkMask)>>chunkBits + 1
+	if keep < len(c.c) {
+		clear(c.c[keep:])
+		c.c = c.c[:keep]
+	}
+}
+
+// compact moves the rows that remap keeps (remap[i] >= 0, increasing) to
+// their new places and truncates to n rows.
+func (c *chunks[T]) compact(remap []int32, n int32) {
+	for i, to := range remap {
+		if to >= 0 && to != int32(i) {
+			c.set(to, c.at(int32(i)))
+		}
+	}
+	c.truncate(n)
+}
+
+// valueCol holds one input column of a side's stored rows.
+type valueCol interface {
+	// push appends rows of a.
+	push(a arrow.Array, rows []int32)
+	// gather appends stored rows refs (-1 = NULL) to bld, whose type is
+	// the column's.
+	gather(bld array.Builder, refs []int32)
+	// equal compares stored row i with row r of a (same type, neither
+	// NULL) as the hash table does: floats by bits, strings by bytes.
+	equal(i int32, a arrow.Array, r int) bool
+	compact(remap []int32, n int32)
+}
+
+// newValueCol is the column store of type t, nil for a type the join
+// cannot output (Gather reports it).
+func newValueCol(t arrow.DataType) valueCol {
+	switch t.ID() {
+	case arrow.INT8:
+		return &fixedCol[int8]{}
+	case arrow.INT16:
+		return &fixedCol[int16]{}
+	case arrow.INT32:
+		return &fixedCol[int32]{}
+	case arrow.INT64:
+		return &fixedCol[int64]{}
+	case arrow.FLOAT32:
+		return &fixedCol[float32]{eq: func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }}
+	case arrow.FLOAT64:
+		return &fixedCol[float64]{eq: func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }}
+	case arrow.TIMESTAMP:
+		return &fixedCol[arrow.Timestamp]{}
+	case arrow.DECIMAL128:
+		return &fixedCol[decimal128.Num]{}
+	case arrow.STRING:
+		return &stringCol{}
+	case arrow.BOOL:
+		return &boolCol{}
+	}
+	return nil
+}
+
+// validity is a column's NULL flags, kept only once a NULL arrived.
+type validity struct {
+	valid   chunks[bool]
+	hasNull bool
+}
+
+// mark records row i (the next one) as valid or not.
+func (v *validity) mark(i int32, ok bool) {
+	if !ok && !v.hasNull {
+		v.hasNull = true
+		for v.valid.n < i {
+			v.valid.push(true)
+		}
+	}
+	if v.hasNull {
+		v.valid.push(ok)
+	}
+}
+
+func (v *validity) null(i int32) bool { return v.hasNull && !v.valid.at(i) }
+
+func (v *validity) compact(remap []int32, n int32) {
+	if v.hasNull {
+		v.valid.compact(remap, n)
+	}
+}
+
+// fixedCol holds a fixed-width column; eq, when set, replaces == (floats
+// compare by bits).
+type fixedCol[T arrow.FixedWidthType] struct {
+	vals chunks[T]
+	validity
+	eq func(a, b T) bool
+}
+
+func (c *fixedCol[T]) push(a arrow.Array, rows []int32) {
+	raw := arrow.GetValues[T](a.Data(), 1)
+	nulls := a.NullN() > 0
+	for _, r := range rows {
+		var v T
+		ok := !nulls || a.IsValid(int(r))
+		if ok {
+			v = raw[r]
+		}
+		c.mark(c.vals.n, ok)
+		c.vals.push(v)
+	}
+}
+
+func (c *fixedCol[T]) gather(bld array.Builder, refs []int32) {
+	vals := make([]T, len(refs))
+	var valid []bool
+	markNull := func(k int) {
+		if valid == nil {
+			valid = make([]bool, len(refs))
+			for i := 0; i < k; i++ {
+				valid[i] = true
+			}
+		}
+	}
+	for k, ref := range refs {
+		if ref < 0 || c.null(ref) {
+			markNull(k)
+			continue
+		}
+		vals[k] = c.vals.at(ref)
+		if valid != nil {
+			valid[k] = true
+		}
+	}
+	bld.(interface{ AppendValues([]T, []bool) }).AppendValues(vals, valid)
+}
+
+func (c *fixedCol[T]) equal(i int32, a arrow.Array, r int) bool {
+	v := arrow.GetValues[T](a.Data(), 1)[r]
+	if c.eq != nil {
+		return c.eq(c.vals.at(i), v)
+	}
+	return c.vals.at(i) == v
+}
+
+func (c *fixedCol[T]) compact(remap []int32, n int32) {
+	c.vals.compact(remap, n)
+	c.validity.compact(remap, n)
+}
+
+type boolCol struct {
+	vals chunks[bool]
+	validity
+}
+
+func (c *boolCol) push(a arrow.Array, rows []int32) {
+	b := a.(*array.Boolean)
+	for _, r := range rows {
+		ok := b.IsValid(int(r))
+		c.mark(c.vals.n, ok)
+		c.vals.push(ok && b.Value(int(r)))
+	}
+}
+
+func (c *boolCol) gather(bld array.Builder, refs []int32) {
+	bb := bld.(*array.BooleanBuilder)
+	for _, ref := range refs {
+		if ref < 0 || c.null(ref) {
+			bb.AppendNull()
+			continue
+		}
+		bb.Append(c.vals.at(ref))
+	}
+}
+
+func (c *boolCol) equal(i int32, a arrow.Array, r int) bool {
+	return c.vals.at(i) == a.(*array.Boolean).Value(r)
+}
+
+func (c *boolCol) compact(remap []int32, n int32) {
+	c.vals.compact(remap, n)
+	c.validity.compact(remap, n)
+}
+
+// stringCol holds a utf8 column: each row's bytes are copied into fixed
+// blocks (a value longer than a block gets one of its own), addressed by
+// a strRef per row. Compaction copies the live values into new blocks, so
+// expired values' bytes are released.
+type stringCol struct {
+	refs   chunks[strRef]
+	blocks [][]byte
+}
+
+// strRef is a value's block, offset and length; n < 0 is NULL.
+type strRef struct {
+	blk, off, n int32
+}
+
+const blockBytes = 64 << 10
+
+func (c *stringCol) push(a arrow.Array, rows []int32) {
+	s := a.(*array.String)
+	for _, r := range rows {
+		if s.IsNull(int(r)) {
+			c.refs.push(strRef{n: -1})
+			continue
+		}
+		c.refs.push(c.store(s.Value(int(r))))
+	}
+}
+
+// store copies v into the blocks.
+func (c *stringCol) store(v string) strRef {
+	if len(v) == 0 {
+		return strRef{}
+	}
+	last := len(c.blocks) - 1
+	if last < 0 || len(c.blocks[last])+len(v) > cap(c.blocks[last]) {
+		c.blocks = append(c.blocks, make([]byte, 0, max(blockBytes, len(v))))
+		last++
+	}
+	b := c.blocks[last]
+	ref := strRef{blk: int32(last), off: int32(len(b)), n: int32(len(v))}
+	c.blocks[last] = append(b, v...)
+	return ref
+}
+
+// value is stored row i's bytes as a string sharing the block (valid
+// until the next compaction).
+func (c *stringCol) value(i int32) string {
+	ref := c.refs.at(i)
+	if ref.n == 0 {
+		return ""
+	}
+	return unsafe.String(&c.blocks[ref.blk][ref.off], int(ref.n))
+}
+
+func (c *stringCol) gather(bld array.Builder, refs []int32) {
+	sb := bld.(*array.StringBuilder)
+	for _, ref := range refs {
+		if ref < 0 || c.refs.at(ref).n < 0 {
+			sb.AppendNull()
+			continue
+		}
+		sb.Append(c.value(ref))
+	}
+}
+
+func (c *stringCol) equal(i int32, a arrow.Array, r int) bool {
+	return c.value(i) == a.(*array.String).Value(r)
+}
+
+func (c *stringCol) compact(remap []int32, n int32) {
+	old := c.blocks
+	c.blocks = nil
+	for i, to := range remap {
+		if to < 0 {
+			continue
+		}
+		ref := c.refs.at(int32(i))
+		if ref.n > 0 {
+			ref = c.store(unsafe.String(&old[ref.blk][ref.off], int(ref.n)))
+		}
+		c.refs.set(to, ref)
+	}
+	c.refs.truncate(n)
+}
+
+// gatherCol builds column c of the stored rows refs (-1 = NULL).
+func gatherCol(mem memory.Allocator, t arrow.DataType, col valueCol, refs []int32) (arrow.Array, error) {
+	if col == nil {
+		return nil, fmt.Errorf("join: columns of type %s are not supported", t)
+	}
+	bld := array.NewBuilder(mem, t)
+	defer bld.Release()
+	bld.Reserve(len(refs))
+	col.gather(bld, refs)
+	return bld.NewArray(), nil
+}
