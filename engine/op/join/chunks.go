@@ -29,8 +29,8 @@ type chunks[T any] struct {
 	n int32
 }
 
-func (c *chunks[T]) at(i int32) T    { return c.c[i>>chunkBits][i&chunkMask] }
-func (c *chunks[T]) ptr(i int32) *T  { return &c.c[i>>chunkBits][i&chunkMask] }
+func (c *chunks[T]) at(i int32) T     { return c.c[i>>chunkBits][i&chunkMask] }
+func (c *chunks[T]) ptr(i int32) *T   { return &c.c[i>>chunkBits][i&chunkMask] }
 func (c *chunks[T]) set(i int32, v T) { c.c[i>>chunkBits][i&chunkMask] = v }
 
 func (c *chunks[T]) push(v T) {
