@@ -72,6 +72,8 @@ type valueCol interface {
 	// equal compares stored row i with row r of a (same type, neither
 	// NULL) as the hash table does: floats by bits, strings by bytes.
 	equal(i int32, a arrow.Array, r int) bool
+	// compact moves the rows that remap keeps (remap[i] >= 0,
+	// increasing) to their new places and truncates to n rows.
 	compact(remap []int32, n int32)
 }
 
@@ -223,13 +225,18 @@ func (c *boolCol) compact(remap []int32, n int32) {
 	c.validity.compact(remap, n)
 }
 
-// stringCol holds a utf8 column: each row's bytes are copied into fixed
-// blocks (a value longer than a block gets one of its own), addressed by
-// a strRef per row. Compaction copies the live values into new blocks, so
-// expired values' bytes are released.
+// stringCol holds a utf8 column: each value's bytes are copied into
+// fixed blocks (a value longer than a block gets one of its own),
+// addressed by a strRef per row. A block counts its live values and is
+// released when the last one dies, so that a join whose rows expire in
+// about their arrival order (interval joins) frees the bytes of expired
+// values without copying the others. A column that has held only NULLs
+// (one projection pushdown left unread) keeps no refs.
 type stringCol struct {
-	refs   chunks[strRef]
+	refs   chunks[strRef] // empty while every value is NULL
+	nulls  int32          // rows while refs is empty
 	blocks [][]byte
+	live   []int32 // live values by block
 }
 
 // strRef is a value's block, offset and length; n < 0 is NULL.
@@ -243,8 +250,15 @@ func (c *stringCol) push(a arrow.Array, rows []int32) {
 	s := a.(*array.String)
 	for _, r := range rows {
 		if s.IsNull(int(r)) {
-			c.refs.push(strRef{n: -1})
+			if c.refs.n == 0 {
+				c.nulls++
+			} else {
+				c.refs.push(strRef{n: -1})
+			}
 			continue
+		}
+		for ; c.nulls > 0; c.nulls-- {
+			c.refs.push(strRef{n: -1})
 		}
 		c.refs.push(c.store(s.Value(int(r))))
 	}
@@ -258,19 +272,36 @@ func (c *stringCol) store(v string) strRef {
 	last := len(c.blocks) - 1
 	if last < 0 || len(c.blocks[last])+len(v) > cap(c.blocks[last]) {
 		c.blocks = append(c.blocks, make([]byte, 0, max(blockBytes, len(v))))
+		c.live = append(c.live, 0)
 		last++
 	}
 	b := c.blocks[last]
 	ref := strRef{blk: int32(last), off: int32(len(b)), n: int32(len(v))}
 	c.blocks[last] = append(b, v...)
+	c.live[last]++
 	return ref
 }
 
-// value is stored row i's bytes as a string sharing the block (valid
-// until the next compaction).
+func (c *stringCol) ref(i int32) strRef {
+	if c.refs.n == 0 {
+		return strRef{n: -1}
+	}
+	return c.refs.at(i)
+}
+
+// kill lets go of stored row i's value.
+func (c *stringCol) kill(i int32) {
+	if ref := c.ref(i); ref.n > 0 {
+		if c.live[ref.blk]--; c.live[ref.blk] == 0 {
+			c.blocks[ref.blk] = nil
+		}
+	}
+}
+
+// value is stored row i's bytes (not NULL) as a string sharing the block.
 func (c *stringCol) value(i int32) string {
-	ref := c.refs.at(i)
-	if ref.n == 0 {
+	ref := c.ref(i)
+	if ref.n <= 0 {
 		return ""
 	}
 	return unsafe.String(&c.blocks[ref.blk][ref.off], int(ref.n))
@@ -279,7 +310,7 @@ func (c *stringCol) value(i int32) string {
 func (c *stringCol) gather(bld array.Builder, refs []int32) {
 	sb := bld.(*array.StringBuilder)
 	for _, ref := range refs {
-		if ref < 0 || c.refs.at(ref).n < 0 {
+		if ref < 0 || c.ref(ref).n < 0 {
 			sb.AppendNull()
 			continue
 		}
@@ -291,16 +322,26 @@ func (c *stringCol) equal(i int32, a arrow.Array, r int) bool {
 	return c.value(i) == a.(*array.String).Value(r)
 }
 
+// compact moves the refs and drops the released blocks in front.
 func (c *stringCol) compact(remap []int32, n int32) {
-	old := c.blocks
-	c.blocks = nil
+	if c.refs.n == 0 {
+		c.nulls = n
+		return
+	}
+	drop := 0
+	for drop < len(c.blocks)-1 && c.live[drop] == 0 {
+		drop++
+	}
+	c.blocks = append(c.blocks[:0], c.blocks[drop:]...)
+	clear(c.blocks[len(c.blocks):cap(c.blocks)][:drop])
+	c.live = append(c.live[:0], c.live[drop:]...)
 	for i, to := range remap {
 		if to < 0 {
 			continue
 		}
 		ref := c.refs.at(int32(i))
 		if ref.n > 0 {
-			ref = c.store(unsafe.String(&old[ref.blk][ref.off], int(ref.n)))
+			ref.blk -= int32(drop)
 		}
 		c.refs.set(to, ref)
 	}

@@ -20,6 +20,7 @@ import (
 // nothing to scan.
 type store struct {
 	cols        []valueCol
+	strs        []*stringCol // the string columns of cols
 	ts          chunks[int64]
 	matches     chunks[int32]
 	dead        chunks[bool]
@@ -43,7 +44,11 @@ type run struct {
 func newStore(schema *arrow.Schema) *store {
 	s := &store{}
 	for _, f := range schema.Fields() {
-		s.cols = append(s.cols, newValueCol(f.Type))
+		c := newValueCol(f.Type)
+		s.cols = append(s.cols, c)
+		if sc, ok := c.(*stringCol); ok {
+			s.strs = append(s.strs, sc)
+		}
 	}
 	return s
 }
@@ -109,11 +114,15 @@ func (s *store) link(idx, key int32) {
 	s.tail[key] = idx
 }
 
-// kill marks a stored row dead; compact reclaims it.
+// kill marks a stored row dead, releasing its strings' bytes; compact
+// reclaims the rest.
 func (s *store) kill(idx int32) {
 	if d := s.dead.ptr(idx); !*d {
 		*d = true
 		s.nDead++
+		for _, c := range s.strs {
+			c.kill(idx)
+		}
 	}
 }
 
