@@ -330,7 +330,10 @@ func (j *Join) Add(side int, b *vector.Batch) (*vector.Batch, error) {
 // insert, a list link and a key removal per frequent row by one key compare
 // per row of the interval per rare row. The choice follows the arrival
 // counts (decayed) and the scanning work, and switches back when scanning
-// costs more than indexing would; results are the same either way.
+// costs more than indexing would; results are the same either way. A side
+// whose partner has not sent a row yet counts as frequent (q7's maximum
+// comes only when the first window closes): were it indexed until then,
+// its first window would build a key per price.
 const (
 	unindexMinRows = 4096 // stored rows before a side may stop being indexed
 	unindexRatio   = 64   // arrivals of the frequent side per rare-side row
@@ -350,7 +353,7 @@ func (j *Join) adapt(side int) error {
 	me := j.sides[side]
 	switch {
 	case !j.unindexed[side] && !j.unindexed[1-side] && me.live() >= unindexMinRows &&
-		j.arrivals[1-side] > 0 && j.arrivals[side] >= unindexRatio*j.arrivals[1-side]:
+		j.arrivals[side] >= unindexRatio*j.arrivals[1-side]:
 		j.unindex(side)
 	case j.unindexed[side] && j.scanned > reindexScans*j.arrivals[side]+1<<16:
 		return j.reindex(side)
