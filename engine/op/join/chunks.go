@@ -41,10 +41,13 @@ func (c *chunks[T]) push(v T) {
 	c.n++
 }
 
-// truncate keeps the first n rows, releasing the chunks past them but one.
+// truncate keeps the first n rows. Of the chunks past them it keeps as
+// many as half the used ones for the rows to come (a join that expires
+// rows gets as many new ones), and releases the others.
 func (c *chunks[T]) truncate(n int32) {
 	c.n = n
-	keep := int(n+chunkMask)>>chunkBits + 1
+	used := int(n+chunkMask) >> chunkBits
+	keep := used + max(1, used/2)
 	if keep < len(c.c) {
 		clear(c.c[keep:])
 		c.c = c.c[:keep]
@@ -236,8 +239,14 @@ type stringCol struct {
 	refs   chunks[strRef] // empty while every value is NULL
 	nulls  int32          // rows while refs is empty
 	blocks [][]byte
-	live   []int32 // live values by block
+	live   []int32  // live values by block
+	spare  [][]byte // released blocks kept for new values
 }
+
+// spareBlocks bounds the released blocks a column keeps for reuse: enough
+// for the values that arrive while as many expire, at about the
+// granularity at which they expire.
+const spareBlocks = 16
 
 // strRef is a value's block, offset and length; n < 0 is NULL.
 type strRef struct {
@@ -271,7 +280,13 @@ func (c *stringCol) store(v string) strRef {
 	}
 	last := len(c.blocks) - 1
 	if last < 0 || len(c.blocks[last])+len(v) > cap(c.blocks[last]) {
-		c.blocks = append(c.blocks, make([]byte, 0, max(blockBytes, len(v))))
+		var b []byte
+		if k := len(c.spare) - 1; k >= 0 && len(v) <= blockBytes {
+			b, c.spare = c.spare[k][:0], c.spare[:k]
+		} else {
+			b = make([]byte, 0, max(blockBytes, len(v)))
+		}
+		c.blocks = append(c.blocks, b)
 		c.live = append(c.live, 0)
 		last++
 	}
@@ -293,6 +308,9 @@ func (c *stringCol) ref(i int32) strRef {
 func (c *stringCol) kill(i int32) {
 	if ref := c.ref(i); ref.n > 0 {
 		if c.live[ref.blk]--; c.live[ref.blk] == 0 {
+			if b := c.blocks[ref.blk]; cap(b) == blockBytes && len(c.spare) < spareBlocks {
+				c.spare = append(c.spare, b)
+			}
 			c.blocks[ref.blk] = nil
 		}
 	}
