@@ -435,9 +435,8 @@ func (j *Join) scan(side int, b *vector.Batch, r int32, ts int64) []int32 {
 	}
 	other := j.sides[1-side]
 	mine, theirs := j.sideKeys(side), j.sideKeys(1-side)
-	// One BIGINT key (q7's price) is compared on the values directly: a
-	// run holds the rows of one input batch, so its column is resolved
-	// once per run.
+	// One BIGINT key (q7's price) is compared on the stored values
+	// directly, without the per-type dispatch of keysEqual.
 	var want int64
 	var single *fixedCol[int64]
 	if len(mine) == 1 {
