@@ -23,9 +23,10 @@ const (
 	chunkMask = chunkRows - 1
 )
 
-// chunks is a column of T indexed by stored row.
+// chunks is a column of T indexed by stored row. A chunk is an array, so
+// indexing in one needs no bounds check.
 type chunks[T any] struct {
-	c [][]T
+	c []*[chunkRows]T
 	n int32
 }
 
@@ -35,7 +36,7 @@ func (c *chunks[T]) set(i int32, v T) { c.c[i>>chunkBits][i&chunkMask] = v }
 
 func (c *chunks[T]) push(v T) {
 	if int(c.n>>chunkBits) == len(c.c) {
-		c.c = append(c.c, make([]T, chunkRows))
+		c.c = append(c.c, new([chunkRows]T))
 	}
 	c.c[c.n>>chunkBits][c.n&chunkMask] = v
 	c.n++

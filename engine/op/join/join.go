@@ -330,13 +330,16 @@ func (j *Join) Add(side int, b *vector.Batch) (*vector.Batch, error) {
 // insert, a list link and a key removal per frequent row by one key compare
 // per row of the interval per rare row. The choice follows the arrival
 // counts (decayed) and the scanning work, and switches back when scanning
-// costs more than indexing would; results are the same either way. A side
-// whose partner has not sent a row yet counts as frequent (q7's maximum
-// comes only when the first window closes): were it indexed until then,
-// its first window would build a key per price.
+// costs more than indexing would; results are the same either way. A
+// partner that has sent nothing yet counts as silentPartner rows: q7's
+// maximum comes only when the first window closes, and indexing the bids
+// until then built a key per price of the window, while a partner that
+// merely starts later than its side (one topic read before the other)
+// sends rows long before.
 const (
 	unindexMinRows = 4096 // stored rows before a side may stop being indexed
 	unindexRatio   = 64   // arrivals of the frequent side per rare-side row
+	silentPartner  = 4096 // the rare side's arrivals while it has sent none
 	reindexScans   = 16   // rows scanned per frequent-side arrival that re-index
 )
 
@@ -353,7 +356,7 @@ func (j *Join) adapt(side int) error {
 	me := j.sides[side]
 	switch {
 	case !j.unindexed[side] && !j.unindexed[1-side] && me.live() >= unindexMinRows &&
-		j.arrivals[side] >= unindexRatio*j.arrivals[1-side]:
+		j.arrivals[side] >= unindexRatio*cmp.Or(j.arrivals[1-side], silentPartner):
 		j.unindex(side)
 	case j.unindexed[side] && j.scanned > reindexScans*j.arrivals[side]+1<<16:
 		return j.reindex(side)
@@ -449,15 +452,28 @@ func (j *Join) scan(side int, b *vector.Batch, r int32, ts int64) []int32 {
 	for _, run := range other.runs {
 		rows := run.rows[run.pos:]
 		i, _ := slices.BinarySearchFunc(rows, lo, func(idx int32, t int64) int { return cmp.Compare(other.ts.at(idx), t) })
+		// A run's rows came from one batch: they are in a chunk or two,
+		// whose arrays are fetched once.
+		ck := int32(-1)
+		var ts *[chunkRows]int64
+		var dead *[chunkRows]bool
+		var vals *[chunkRows]int64
 		for _, o := range rows[i:] {
-			if other.ts.at(o) > hi {
+			if k := o >> chunkBits; k != ck {
+				ck, ts, dead = k, other.ts.c[k], other.dead.c[k]
+				if single != nil {
+					vals = single.vals.c[k]
+				}
+			}
+			at := o & chunkMask
+			if ts[at] > hi {
 				break
 			}
 			j.scanned++
-			if other.dead.at(o) {
+			if dead[at] {
 				continue
 			}
-			if single != nil && single.vals.at(o) == want ||
+			if single != nil && vals[at] == want ||
 				single == nil && other.keysEqual(o, theirs, b.Rec, int(r), mine) {
 				out = append(out, o)
 			}
