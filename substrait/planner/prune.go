@@ -192,6 +192,24 @@ func arity(r *pb.Rel) (int, bool) {
 			return 0, false
 		}
 		n = l + r
+	case *pb.Rel_Aggregate:
+		// The grouping columns (as aggregate plans them: one grouping set)
+		// then one column per measure.
+		a := x.Aggregate
+		common = a.GetCommon()
+		if len(a.GetGroupings()) > 1 {
+			return 0, false
+		}
+		n = len(a.GetGroupingExpressions())
+		if len(a.GetGroupings()) == 1 {
+			g := a.GetGroupings()[0]
+			if refs := len(g.GetExpressionReferences()); refs > 0 {
+				n = refs
+			} else if exprs := len(g.GetGroupingExpressions()); exprs > 0 {
+				n = exprs
+			}
+		}
+		n += len(a.GetMeasures())
 	case *pb.Rel_Set:
 		common = x.Set.GetCommon()
 		if len(x.Set.GetInputs()) == 0 {

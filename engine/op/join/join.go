@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clink-dev/clink/engine/op"
+	"github.com/clink-dev/clink/engine/op/opstate"
 	"github.com/clink-dev/clink/kernels"
 	"github.com/clink-dev/clink/kernels/column"
 	"github.com/clink-dev/clink/kernels/hash"
@@ -69,7 +70,7 @@ type Join struct {
 	cfg    Config
 	mem    memory.Allocator
 	tbl    *hash.Table
-	sides  [2]*rowstore.Store
+	sides  [2]*store
 	schema *arrow.Schema
 	late   int64
 	wm     int64 // highest watermark Advance saw
@@ -116,7 +117,7 @@ func New(cfg Config, mem memory.Allocator) (*Join, error) {
 	for i := range fields {
 		fields[i].Nullable = true
 	}
-	j := &Join{cfg: cfg, mem: mem, tbl: hash.NewTable(keys), sides: [2]*rowstore.Store{{}, {}}, schema: arrow.NewSchema(fields, nil), wm: math.MinInt64, scanKeys: true}
+	j := &Join{cfg: cfg, mem: mem, tbl: hash.NewTable(keys), sides: [2]*store{newStore(cfg.Left), newStore(cfg.Right)}, schema: arrow.NewSchema(fields, nil), wm: math.MinInt64, scanKeys: true}
 	for _, lk := range cfg.LeftKeys {
 		j.scanKeys = j.scanKeys && scannable(cfg.Left.Field(lk).Type)
 	}
@@ -137,21 +138,15 @@ func (j *Join) LateRows() int64 { return j.late }
 func (j *Join) StateRows() int {
 	n := 0
 	for _, s := range j.sides {
-		n += len(s.RowB) - s.NDead
+		n += s.live()
 	}
 	return n
 }
 
-// Close releases the retained batches.
+// Close drops the stored rows. The join holds no Arrow memory (stored rows
+// are copies), so this only lets the garbage collector have them early.
 func (j *Join) Close() error {
-	for _, s := range j.sides {
-		for i, b := range s.Batches {
-			if b != nil {
-				b.Release()
-				s.Batches[i] = nil
-			}
-		}
-	}
+	j.sides = [2]*store{newStore(j.cfg.Left), newStore(j.cfg.Right)}
 	return nil
 }
 
@@ -209,11 +204,15 @@ func (j *Join) Add(side int, b *vector.Batch) (*vector.Batch, error) {
 	var outs []joinOut
 	// Rows that can never match are padded at once (regular joins) or when
 	// evicted (interval joins: they are not stored, so at once as well).
+	cols := b.Rec.Columns()
 	var toKill []int32
-	for _, r := range padNow {
-		idx := me.Add(b, r, -1, timeCol)
-		toKill = append(toKill, idx)
-		outs = append(outs, j.padded(side, idx))
+	if len(padNow) > 0 {
+		first := me.add(cols, padNow, nil, timeCol)
+		for k := range padNow {
+			idx := first + int32(k)
+			toKill = append(toKill, idx)
+			outs = append(outs, j.padded(side, idx))
+		}
 	}
 	if len(keep) > 0 {
 		n := len(keep)
@@ -231,17 +230,21 @@ func (j *Join) Add(side int, b *vector.Batch) (*vector.Batch, error) {
 		}
 		j.growKeys()
 		// Store first so that output rows are gathered from the stores.
-		stored := make([]int32, n)
-		for k, r := range keep {
-			if j.unindexed[side] {
-				stored[k] = me.Add(b, r, -1, timeCol)
-				continue
+		var first int32
+		if j.unindexed[side] {
+			first = me.add(cols, keep, nil, timeCol)
+		} else {
+			first = me.add(cols, keep, ids[:n], timeCol)
+			for _, id := range ids[:n] {
+				j.keyRows[id]++
 			}
-			stored[k] = me.Add(b, r, ids[k], timeCol)
-			j.keyRows[ids[k]]++
+		}
+		stored := make([]int32, n)
+		for k := range stored {
+			stored[k] = first + int32(k)
 		}
 		if j.cfg.Interval != nil {
-			me.AddRun(slices.Clone(stored))
+			me.addRun(slices.Clone(stored))
 		}
 		j.arrivals[side] += int64(n)
 		// Candidate pairs, in row order.
@@ -255,7 +258,7 @@ func (j *Join) Add(side int, b *vector.Batch) (*vector.Batch, error) {
 		}
 		for k, id := range ids[:n] {
 			if j.unindexed[1-side] {
-				for _, o := range j.scan(side, b, keep[k], me.TS[stored[k]]) {
+				for _, o := range j.scan(side, b, keep[k], me.ts.at(stored[k])) {
 					pair(k, o)
 				}
 				continue
@@ -263,11 +266,11 @@ func (j *Join) Add(side int, b *vector.Batch) (*vector.Batch, error) {
 			if id < 0 {
 				continue
 			}
-			for o := other.Head[id]; o >= 0; o = other.Next[o] {
-				if other.Dead[o] {
+			for o := other.head[id]; o >= 0; o = other.next.at(o) {
+				if other.dead.at(o) {
 					continue
 				}
-				if j.cfg.Interval != nil && !j.inInterval(side, me.TS[stored[k]], other.TS[o]) {
+				if j.cfg.Interval != nil && !j.inInterval(side, me.ts.at(stored[k]), other.ts.at(o)) {
 					continue
 				}
 				pair(k, o)
@@ -286,17 +289,17 @@ func (j *Join) Add(side int, b *vector.Batch) (*vector.Batch, error) {
 			matched := 0
 			for pi < len(pairs) && pairRow(pairs[pi], side) == idx {
 				o := pairRow(pairs[pi], 1-side)
-				if j.cfg.Interval == nil && j.cfg.Kind.outer(1-side) && other.Matches[o] == 0 {
+				if j.cfg.Interval == nil && j.cfg.Kind.outer(1-side) && other.matches.at(o) == 0 {
 					retract := j.padded(1-side, o)
 					retract.kind = vector.Delete
 					outs = append(outs, retract)
 				}
-				other.Matches[o]++
+				*other.matches.ptr(o)++
 				matched++
 				outs = append(outs, pairs[pi])
 				pi++
 			}
-			me.Matches[idx] += int32(matched)
+			*me.matches.ptr(idx) += int32(matched)
 			if matched == 0 && j.cfg.Interval == nil && j.cfg.Kind.outer(side) {
 				outs = append(outs, j.padded(side, idx))
 			}
@@ -304,10 +307,18 @@ func (j *Join) Add(side int, b *vector.Batch) (*vector.Batch, error) {
 	}
 	out, err := j.build(outs)
 	for _, idx := range toKill {
-		me.Kill(idx)
+		me.kill(idx)
 	}
-	j.adapt(side)
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	if err := j.adapt(side); err != nil {
+		if out != nil {
+			out.Release()
+		}
+		return nil, err
+	}
+	return out, nil
 }
 
 // An interval join whose sides arrive at very different rates (Nexmark
@@ -319,17 +330,23 @@ func (j *Join) Add(side int, b *vector.Batch) (*vector.Batch, error) {
 // insert, a list link and a key removal per frequent row by one key compare
 // per row of the interval per rare row. The choice follows the arrival
 // counts (decayed) and the scanning work, and switches back when scanning
-// costs more than indexing would; results are the same either way.
+// costs more than indexing would; results are the same either way. A
+// partner that has sent nothing yet counts as silentPartner rows: q7's
+// maximum comes only when the first window closes, and indexing the bids
+// until then built a key per price of the window, while a partner that
+// merely starts later than its side (one topic read before the other)
+// sends rows long before.
 const (
 	unindexMinRows = 4096 // stored rows before a side may stop being indexed
 	unindexRatio   = 64   // arrivals of the frequent side per rare-side row
+	silentPartner  = 4096 // the rare side's arrivals while it has sent none
 	reindexScans   = 16   // rows scanned per frequent-side arrival that re-index
 )
 
 // adapt decides whether side stays indexed after rows arrived on it.
-func (j *Join) adapt(side int) {
+func (j *Join) adapt(side int) error {
 	if j.cfg.Interval == nil || !j.scanKeys {
-		return
+		return nil
 	}
 	if j.arrivals[0]+j.arrivals[1] > 1<<20 {
 		j.arrivals[0] /= 2
@@ -338,72 +355,76 @@ func (j *Join) adapt(side int) {
 	}
 	me := j.sides[side]
 	switch {
-	case !j.unindexed[side] && !j.unindexed[1-side] && len(me.RowB)-me.NDead >= unindexMinRows &&
-		j.arrivals[1-side] > 0 && j.arrivals[side] >= unindexRatio*j.arrivals[1-side]:
+	case !j.unindexed[side] && !j.unindexed[1-side] && me.live() >= unindexMinRows &&
+		j.arrivals[side] >= unindexRatio*cmp.Or(j.arrivals[1-side], silentPartner):
 		j.unindex(side)
 	case j.unindexed[side] && j.scanned > reindexScans*j.arrivals[side]+1<<16:
-		j.reindex(side)
+		return j.reindex(side)
 	}
+	return nil
 }
 
 // unindex drops side's key lists and its rows' claims on the table's keys.
 func (j *Join) unindex(side int) {
 	s := j.sides[side]
-	for idx, k := range s.KeyOf {
+	for idx := int32(0); idx < s.len(); idx++ {
+		k := s.keyOf.at(idx)
 		if k < 0 {
 			continue
 		}
-		s.KeyOf[idx] = -1
-		if s.Dead[idx] {
+		s.keyOf.set(idx, -1)
+		if s.dead.at(idx) {
 			continue
 		}
 		if j.keyRows[k]--; j.keyRows[k] == 0 {
 			j.freeKeys = append(j.freeKeys, k)
 		}
 	}
-	for k := range s.Head {
-		s.Head[k], s.Tail[k] = -1, -1
+	for k := range s.head {
+		s.head[k], s.tail[k] = -1, -1
 	}
 	j.dropKeys()
 	j.unindexed[side] = true
 	j.scanned = 0
 }
 
-// reindex builds side's key lists again, in store order.
-func (j *Join) reindex(side int) {
+// reindex builds side's key lists again, in store order, from the stored
+// key columns.
+func (j *Join) reindex(side int) error {
 	s := j.sides[side]
 	keyCols := j.sideKeys(side)
-	for from := 0; from < len(s.RowB); {
-		to := from
-		for to < len(s.RowB) && s.RowB[to] == s.RowB[from] {
-			to++
+	schema := j.sideSchema(side)
+	var live []int32
+	for idx := int32(0); idx < s.len(); idx++ {
+		if !s.dead.at(idx) {
+			live = append(live, idx)
 		}
-		var rows, idxs []int32
-		for idx := from; idx < to; idx++ {
-			if !s.Dead[idx] {
-				rows = append(rows, s.RowR[idx])
-				idxs = append(idxs, int32(idx))
+	}
+	cols := make([]arrow.Array, len(keyCols))
+	ends := make([]int64, min(len(live), opstate.ChunkRows))
+	for lo := 0; lo < len(live); lo += opstate.ChunkRows {
+		idxs := live[lo:min(lo+opstate.ChunkRows, len(live))]
+		for i, c := range keyCols {
+			a, err := s.gather(j.mem, schema.Field(c).Type, c, idxs)
+			if err != nil {
+				column.ReleaseAll(cols[:i])
+				return err
 			}
+			cols[i] = a
 		}
-		if len(rows) > 0 {
-			rec := s.Batches[s.RowB[from]]
-			cols := make([]arrow.Array, len(keyCols))
-			for i, c := range keyCols {
-				cols[i] = rec.Column(c)
-			}
-			ends := make([]int64, len(rows))
-			ids := j.tbl.Lookup(ends, rows, cols, len(rows))
-			j.growKeys()
-			for k, idx := range idxs {
-				s.KeyOf[idx] = ids[k]
-				s.Link(idx, ids[k])
-				j.keyRows[ids[k]]++
-			}
+		clear(ends)
+		ids := j.tbl.Lookup(ends, nil, cols, len(idxs))
+		j.growKeys()
+		for k, idx := range idxs {
+			s.keyOf.set(idx, ids[k])
+			s.link(idx, ids[k])
+			j.keyRows[ids[k]]++
 		}
-		from = to
+		column.ReleaseAll(cols)
 	}
 	j.unindexed[side] = false
 	j.scanned = 0
+	return nil
 }
 
 // scan finds the partners of row r of b (arriving on side, at time ts)
@@ -417,34 +438,43 @@ func (j *Join) scan(side int, b *vector.Batch, r int32, ts int64) []int32 {
 	}
 	other := j.sides[1-side]
 	mine, theirs := j.sideKeys(side), j.sideKeys(1-side)
-	// One BIGINT key (q7's price) is compared on the values directly: a
-	// run holds the rows of one input batch, so its column is resolved
-	// once per run.
+	// One BIGINT key (q7's price) is compared on the stored values
+	// directly, without the per-type dispatch of keysEqual.
 	var want int64
-	single := false
+	var single *fixedCol[int64]
 	if len(mine) == 1 {
 		if c, ok := b.Column(mine[0]).(*array.Int64); ok {
-			want, single = c.Value(int(r)), true
+			want = c.Value(int(r))
+			single, _ = other.cols[theirs[0]].(*fixedCol[int64])
 		}
 	}
 	out := j.found[:0]
-	for _, run := range other.Runs {
-		rows := run.Rows[run.Pos:]
-		i, _ := slices.BinarySearchFunc(rows, lo, func(idx int32, t int64) int { return cmp.Compare(other.TS[idx], t) })
-		vb, vals := int32(-1), []int64(nil)
+	for _, run := range other.runs {
+		rows := run.rows[run.pos:]
+		i, _ := slices.BinarySearchFunc(rows, lo, func(idx int32, t int64) int { return cmp.Compare(other.ts.at(idx), t) })
+		// A run's rows came from one batch: they are in a chunk or two,
+		// whose arrays are fetched once.
+		ck := int32(-1)
+		var ts *[chunkRows]int64
+		var dead *[chunkRows]bool
+		var vals *[chunkRows]int64
 		for _, o := range rows[i:] {
-			if other.TS[o] > hi {
+			if k := o >> chunkBits; k != ck {
+				ck, ts, dead = k, other.ts.c[k], other.dead.c[k]
+				if single != nil {
+					vals = single.vals.c[k]
+				}
+			}
+			at := o & chunkMask
+			if ts[at] > hi {
 				break
 			}
 			j.scanned++
-			if other.Dead[o] {
+			if dead[at] {
 				continue
 			}
-			if single && other.RowB[o] != vb {
-				vb, vals = other.RowB[o], other.Batches[other.RowB[o]].Column(theirs[0]).(*array.Int64).Int64Values()
-			}
-			if single && vals[other.RowR[o]] == want ||
-				!single && keysEqual(other.Batches[other.RowB[o]], int(other.RowR[o]), theirs, b.Rec, int(r), mine) {
+			if single != nil && vals[at] == want ||
+				single == nil && other.keysEqual(o, theirs, b.Rec, int(r), mine) {
 				out = append(out, o)
 			}
 		}
@@ -454,60 +484,8 @@ func (j *Join) scan(side int, b *vector.Batch, r int32, ts int64) []int32 {
 	return out
 }
 
-// keysEqual compares the key columns of two rows (same types, no NULLs)
-// as the hash table does: integers and times by value, floats by bits,
-// strings by bytes.
-func keysEqual(a arrow.RecordBatch, ia int, acols []int, b arrow.RecordBatch, ib int, bcols []int) bool {
-	for k, ac := range acols {
-		switch x := a.Column(ac).(type) {
-		case *array.Int64:
-			if x.Value(ia) != b.Column(bcols[k]).(*array.Int64).Value(ib) {
-				return false
-			}
-		case *array.Int32:
-			if x.Value(ia) != b.Column(bcols[k]).(*array.Int32).Value(ib) {
-				return false
-			}
-		case *array.Int16:
-			if x.Value(ia) != b.Column(bcols[k]).(*array.Int16).Value(ib) {
-				return false
-			}
-		case *array.Int8:
-			if x.Value(ia) != b.Column(bcols[k]).(*array.Int8).Value(ib) {
-				return false
-			}
-		case *array.Timestamp:
-			if x.Value(ia) != b.Column(bcols[k]).(*array.Timestamp).Value(ib) {
-				return false
-			}
-		case *array.Float64:
-			if math.Float64bits(x.Value(ia)) != math.Float64bits(b.Column(bcols[k]).(*array.Float64).Value(ib)) {
-				return false
-			}
-		case *array.Float32:
-			if math.Float32bits(x.Value(ia)) != math.Float32bits(b.Column(bcols[k]).(*array.Float32).Value(ib)) {
-				return false
-			}
-		case *array.String:
-			if x.Value(ia) != b.Column(bcols[k]).(*array.String).Value(ib) {
-				return false
-			}
-		case *array.Boolean:
-			if x.Value(ia) != b.Column(bcols[k]).(*array.Boolean).Value(ib) {
-				return false
-			}
-		case *array.Decimal128:
-			if x.Value(ia) != b.Column(bcols[k]).(*array.Decimal128).Value(ib) {
-				return false
-			}
-		default:
-			panic(fmt.Sprintf("join key of type %s in a scan", x.DataType()))
-		}
-	}
-	return true
-}
-
-// scannable reports whether keysEqual compares every key type of t.
+// scannable reports whether a stored column of type t compares keys
+// (valueCol.equal).
 func scannable(t arrow.DataType) bool {
 	switch t.ID() {
 	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.TIMESTAMP, arrow.FLOAT32, arrow.FLOAT64, arrow.STRING, arrow.BOOL, arrow.DECIMAL128:
@@ -547,9 +525,9 @@ func (j *Join) growKeys() {
 		j.keyRows = append(j.keyRows, 0)
 	}
 	for _, s := range j.sides {
-		for len(s.Head) < n {
-			s.Head = append(s.Head, -1)
-			s.Tail = append(s.Tail, -1)
+		for len(s.head) < n {
+			s.head = append(s.head, -1)
+			s.tail = append(s.tail, -1)
 		}
 	}
 }
@@ -563,7 +541,7 @@ func (j *Join) dropKeys() {
 	}
 	for _, s := range j.sides {
 		for _, k := range j.freeKeys {
-			s.Head[k], s.Tail[k] = -1, -1
+			s.head[k], s.tail[k] = -1, -1
 		}
 	}
 	j.tbl.Remove(j.freeKeys)
@@ -585,11 +563,11 @@ func (j *Join) Advance(wm int64) (*vector.Batch, error) {
 		if side == 1 {
 			limit = satAdd(wm, -iv.Upper) // right rows: time + Upper <= wm
 		}
-		gone[side] = s.Expired(limit, j.gone[side][:0])
+		gone[side] = s.expired(limit, j.gone[side][:0])
 		j.gone[side] = gone[side]
 		if j.cfg.Kind.outer(side) {
 			for _, idx := range gone[side] {
-				if s.Matches[idx] == 0 {
+				if s.matches.at(idx) == 0 {
 					outs = append(outs, j.padded(side, idx))
 				}
 			}
@@ -601,8 +579,8 @@ func (j *Join) Advance(wm int64) (*vector.Batch, error) {
 	}
 	for side, s := range j.sides {
 		for _, idx := range gone[side] {
-			s.Kill(idx)
-			if k := s.KeyOf[idx]; k >= 0 {
+			s.kill(idx)
+			if k := s.keyOf.at(idx); k >= 0 {
 				if j.keyRows[k]--; j.keyRows[k] == 0 {
 					j.freeKeys = append(j.freeKeys, k)
 				}
@@ -611,9 +589,7 @@ func (j *Join) Advance(wm int64) (*vector.Batch, error) {
 	}
 	j.dropKeys()
 	for _, s := range j.sides {
-		if remap := s.Compact(); remap != nil {
-			s.RemapRuns(remap)
-		}
+		s.compact()
 	}
 	return out, nil
 }
@@ -670,7 +646,7 @@ func (j *Join) build(outs []joinOut) (*vector.Batch, error) {
 			schema = j.cfg.Right
 		}
 		for c := range schema.Fields() {
-			arr, err := s.Gather(j.mem, schema.Field(c).Type, c, refs)
+			arr, err := s.gather(j.mem, schema.Field(c).Type, c, refs)
 			if err != nil {
 				for _, a := range cols {
 					a.Release()

@@ -13,7 +13,6 @@ import (
 	"github.com/clink-dev/clink/engine/op"
 	"github.com/clink-dev/clink/engine/op/opstate"
 	"github.com/clink-dev/clink/kernels/column"
-	"github.com/clink-dev/clink/vector"
 )
 
 // State slots of a join (docs/state-format.md): one keyed row per stored
@@ -105,9 +104,9 @@ func (j *Join) snapshot(p *checkpoint.PartWriter, mem memory.Allocator, maxParal
 	for side, s := range j.sides {
 		fields := j.rowFields(side)
 		var live []int32
-		for idx, dead := range s.Dead {
-			if !dead {
-				live = append(live, int32(idx))
+		for idx := int32(0); idx < s.len(); idx++ {
+			if !s.dead.at(idx) {
+				live = append(live, idx)
 			}
 		}
 		for lo := 0; lo < len(live); lo += opstate.ChunkRows {
@@ -133,7 +132,7 @@ func (j *Join) snapshotRows(p *checkpoint.PartWriter, mem memory.Allocator, maxP
 	}()
 	cols := make([]arrow.Array, len(fields))
 	for c, f := range j.sideSchema(side).Fields() {
-		a, err := s.Gather(mem, f.Type, c, refs)
+		a, err := s.gather(mem, f.Type, c, refs)
 		if err != nil {
 			return err
 		}
@@ -149,9 +148,9 @@ func (j *Join) snapshotRows(p *checkpoint.PartWriter, mem memory.Allocator, maxP
 		return err
 	}
 	if j.cfg.Interval != nil {
-		vals["time"] = column.Int64(mem, n, func(k int) int64 { return s.TS[refs[k]] })
+		vals["time"] = column.Int64(mem, n, func(k int) int64 { return s.ts.at(refs[k]) })
 	}
-	vals["matches"] = column.Int64(mem, n, func(k int) int64 { return int64(s.Matches[refs[k]]) })
+	vals["matches"] = column.Int64(mem, n, func(k int) int64 { return int64(s.matches.at(refs[k])) })
 	vals["arrival"] = column.Int64(mem, n, func(k int) int64 { return int64(refs[k]) })
 	return p.WriteSlot(checkpoint.SlotRows{Slot: joinSlots[side], KeyGroups: groups, Keys: opstate.RenderKeys(keys, n), Values: vals})
 }
@@ -160,7 +159,7 @@ func (j *Join) snapshotRows(p *checkpoint.PartWriter, mem memory.Allocator, maxP
 // accepts (nil: all), and the watermark, into an empty join. A side's rows
 // keep their arrival order.
 func (j *Join) restore(parts []*checkpoint.Part, owns func(int32) bool, mem memory.Allocator) error {
-	if len(j.sides[0].RowB)+len(j.sides[1].RowB) > 0 || j.wm != math.MinInt64 {
+	if j.sides[0].len()+j.sides[1].len() > 0 || j.wm != math.MinInt64 {
 		return fmt.Errorf("join: restore into a used join")
 	}
 	if mem == nil {
@@ -217,22 +216,28 @@ func (j *Join) restoreSide(side int, cols []arrow.Array) error {
 	for _, c := range j.sideKeys(side) {
 		keys = append(keys, cols[c])
 	}
-	ids := slices.Clone(j.tbl.Lookup(make([]int64, m), nil, keys, m))
+	ids := j.tbl.Lookup(make([]int64, m), nil, keys, m)
 	j.growKeys()
-	b := vector.New(array.NewRecordBatch(schema, cols[:nc], int64(m)))
-	defer b.Release()
-	s := j.sides[side]
-	var run []int32
-	for r, id := range ids {
-		idx := s.Add(b, int32(r), id, -1)
-		j.keyRows[id]++
-		s.Matches[idx] = int32(matches[r])
-		if j.cfg.Interval != nil {
-			s.TS[idx] = ts[r]
-			run = append(run, idx)
-		}
+	rows := make([]int32, m)
+	for r := range rows {
+		rows[r] = int32(r)
 	}
-	s.AddRun(run)
+	s := j.sides[side]
+	first := s.add(cols[:nc], rows, ids[:m], -1)
+	for _, id := range ids[:m] {
+		j.keyRows[id]++
+	}
+	for r := range rows {
+		idx := first + int32(r)
+		s.matches.set(idx, int32(matches[r]))
+		if j.cfg.Interval != nil {
+			s.ts.set(idx, ts[r])
+		}
+		rows[r] = idx
+	}
+	if j.cfg.Interval != nil {
+		s.addRun(rows)
+	}
 	return nil
 }
 
