@@ -10,10 +10,12 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clink-dev/clink/connectors"
 	"github.com/clink-dev/clink/engine"
+	"github.com/clink-dev/clink/vector"
 )
 
 // The in-process benchmark: the broker shares the process, so its CPU is
@@ -30,7 +32,7 @@ var (
 
 func benchTopic(b *testing.B) string {
 	benchOnce.Do(func() {
-		benchBroker, benchErr = StartBroker(BrokerConfig{Topics: []TopicSpec{{"readings", 4}}})
+		benchBroker, benchErr = StartBroker(BrokerConfig{Topics: []TopicSpec{{"readings", 4}, {"written", 4}}})
 		if benchErr != nil {
 			return
 		}
@@ -93,4 +95,61 @@ func BenchmarkConsume(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.N*benchRecords)/b.Elapsed().Seconds(), "records/s")
 	})
+}
+
+// sensorBatch is n readings; every seventh has a NULL sensor_id and, when
+// sel, every third row is live.
+func sensorBatch(n int, sel bool) *vector.Batch {
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, sensorSchema)
+	defer rb.Release()
+	for i := 0; i < n; i++ {
+		if i%7 == 6 {
+			rb.Field(0).AppendNull()
+		} else {
+			rb.Field(0).(*array.StringBuilder).Append("sensor-" + string(rune('a'+i%26)))
+		}
+		rb.Field(1).(*array.Int64Builder).Append(int64(1772352000000 + i))
+		rb.Field(2).(*array.Float64Builder).Append(float64(i) / 4)
+	}
+	b := vector.New(rb.NewRecordBatch())
+	if sel {
+		for i := 0; i < n; i += 3 {
+			b.Sel = append(b.Sel, int32(i))
+		}
+	}
+	return b
+}
+
+// BenchmarkSinkWrite produces batches of 1024 readings through the sink to
+// the in-process broker (its CPU is in the figures).
+func BenchmarkSinkWrite(b *testing.B) {
+	addr := benchTopic(b)
+	vo, err := spec.Validate(map[string]string{"connector": "kafka", "brokers": addr, "topic": "written", "key_column": "sensor_id"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := newSink(&connectors.Table{Name: "written", Schema: sensorSchema, Options: vo})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	batch := sensorBatch(1024, false)
+	defer batch.Release()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		batch.Rec.Retain() // Write releases it
+		if err := s.Write(vector.New(batch.Rec)); err != nil {
+			b.Fatal(err)
+		}
+		if i%64 == 63 {
+			if err := s.Flush(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if err := s.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N*batch.Len())/b.Elapsed().Seconds(), "rows/s")
 }

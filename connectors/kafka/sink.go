@@ -164,62 +164,128 @@ func (s *Sink) firstErr() error {
 	return s.err
 }
 
-// Write hands the batch's live rows to the producer (it owns the records'
-// bytes until they are acknowledged: one value buffer and one record slice
-// per batch). Errors of earlier writes surface here or in Flush.
+// Write hands the batch's live rows to the producer. Their records and
+// bytes come from a pooled outBatch, which the producer owns until every
+// record is acknowledged. Errors of earlier writes surface here or in
+// Flush.
 func (s *Sink) Write(b *vector.Batch) error {
 	defer b.Release()
 	if err := s.firstErr(); err != nil {
 		return err
 	}
-	recs := records(b, s.topic, s.keyCol)
-	for k := range recs {
-		s.cl.Produce(context.Background(), &recs[k], s.promise)
-	}
+	newOutBatch(b, s.topic, s.keyCol, s.promise).produce(s.cl)
 	return nil
 }
 
-// records turns the batch's live rows into records for topic: the row as a
-// JSON object is the value, keyCol's value (if keyCol >= 0) the key. The
-// records share one value buffer and one key buffer, which the producer
-// owns until they are acknowledged.
-func records(b *vector.Batch, topic string, keyCol int) []kgo.Record {
+// outBatch is one written batch as records: they share one value buffer
+// and one key buffer. The producer owns it from produce until the promise
+// of its last record has run (franz-go calls each promise exactly once, also
+// when a record fails or the client closes, and does not touch the record
+// afterwards); that promise puts it back into outBatches. So a sink writing
+// a steady stream of batches reuses a few sets of buffers instead of
+// allocating a record slice and a value buffer per batch.
+type outBatch struct {
+	recs    []kgo.Record
+	vals    []byte
+	keys    []byte
+	keyEnds []int
+
+	left    atomic.Int64             // records not yet acknowledged
+	ack     func(*kgo.Record, error) // the sink's promise
+	promise func(*kgo.Record, error) // ack, then release after the last
+}
+
+var outBatches sync.Pool // *outBatch
+
+// newOutBatch turns the live rows of b into records for topic: the row as
+// a JSON object is the value, keyCol's value (if keyCol >= 0) the key. ack
+// is called once per record, as a promise is.
+func newOutBatch(b *vector.Batch, topic string, keyCol int, ack func(*kgo.Record, error)) *outBatch {
+	o, _ := outBatches.Get().(*outBatch)
+	if o == nil {
+		o = &outBatch{}
+		o.promise = o.acked
+	}
+	o.ack = ack
 	n := b.Len()
 	if n == 0 {
-		return nil
+		o.recs = o.recs[:0]
+		return o
 	}
-	vals := cjson.AppendBatch(make([]byte, 0, 64*n), b)
-	recs := make([]kgo.Record, n)
+	o.vals = cjson.AppendBatch(o.vals[:0], b)
+	if cap(o.recs) < n {
+		o.recs = make([]kgo.Record, n)
+	}
+	o.recs = o.recs[:n]
 	var keys []byte
-	var keyEnds []int
 	if keyCol >= 0 {
 		col := b.Rec.Column(keyCol)
-		keyEnds = make([]int, n)
-		keys = make([]byte, 0, 16*n) // non-nil: an empty string is a key, NULL is none
+		if cap(o.keyEnds) < n {
+			o.keyEnds = make([]int, n)
+		}
+		o.keyEnds = o.keyEnds[:n]
+		keys = o.keys[:0]
+		if keys == nil {
+			keys = make([]byte, 0, 16*n) // non-nil: an empty string is a key, NULL is none
+		}
 		k := 0
 		each(b, func(i int) {
 			if col.IsNull(i) {
-				keyEnds[k] = -1
+				o.keyEnds[k] = -1
 			} else {
 				keys = appendKey(keys, col, i)
-				keyEnds[k] = len(keys)
+				o.keyEnds[k] = len(keys)
 			}
 			k++
 		})
+		o.keys = keys
 	}
+	vals := o.vals
 	start, kstart := 0, 0
-	for k := range recs {
+	for k := range o.recs {
 		end := start + bytes.IndexByte(vals[start:], '\n')
-		r := &recs[k]
-		r.Topic = topic
-		r.Value = vals[start:end:end]
+		r := &o.recs[k]
+		*r = kgo.Record{Topic: topic, Value: vals[start:end:end]}
 		start = end + 1
-		if keyEnds != nil && keyEnds[k] >= 0 {
-			r.Key = keys[kstart:keyEnds[k]:keyEnds[k]]
-			kstart = keyEnds[k]
+		if keyCol >= 0 && o.keyEnds[k] >= 0 {
+			r.Key = keys[kstart:o.keyEnds[k]:o.keyEnds[k]]
+			kstart = o.keyEnds[k]
 		}
 	}
-	return recs
+	return o
+}
+
+// producer is what outBatch needs of a *kgo.Client.
+type producer interface {
+	Produce(ctx context.Context, r *kgo.Record, promise func(*kgo.Record, error))
+}
+
+// produce hands the records to cl; o belongs to the producer afterwards.
+// It returns how many records it produced.
+func (o *outBatch) produce(cl producer) int {
+	n := len(o.recs)
+	if n == 0 {
+		o.release()
+		return 0
+	}
+	o.left.Store(int64(n)) // before the first promise can run
+	for k := range o.recs {
+		cl.Produce(context.Background(), &o.recs[k], o.promise)
+	}
+	return n
+}
+
+func (o *outBatch) acked(r *kgo.Record, err error) {
+	o.ack(r, err)
+	if o.left.Add(-1) == 0 {
+		o.release()
+	}
+}
+
+func (o *outBatch) release() {
+	clear(o.recs) // drop the records' references (topic, context, headers)
+	o.ack = nil
+	outBatches.Put(o)
 }
 
 // each calls fn for every live row of b, in order.

@@ -53,6 +53,7 @@ type TxSink struct {
 	cc      *ClientConfig
 	admin   *kgo.Client // metadata and recovery requests
 	keyCol  int
+	promise func(*kgo.Record, error) // acked, bound once
 	prefix  string
 	subtask int
 	timeout time.Duration // transaction_timeout_ms
@@ -109,6 +110,7 @@ func newTxSink(t *connectors.Table) (*TxSink, error) {
 		s.warn = os.Stderr
 	}
 	s.keyCol, _ = keyColumn(t) // checked
+	s.promise = s.acked
 	if s.admin, err = cc.newClient(); err != nil {
 		return nil, err
 	}
@@ -167,8 +169,7 @@ func (s *TxSink) Write(b *vector.Batch) error {
 	if err := s.firstErr(); err != nil {
 		return err
 	}
-	recs := records(b, s.topic, s.keyCol)
-	if len(recs) == 0 {
+	if b.Len() == 0 {
 		return nil
 	}
 	if s.cur == nil {
@@ -176,10 +177,7 @@ func (s *TxSink) Write(b *vector.Batch) error {
 			return err
 		}
 	}
-	for k := range recs {
-		s.cur.cl.Produce(context.Background(), &recs[k], s.acked)
-	}
-	s.cur.rows += int64(len(recs))
+	s.cur.rows += int64(newOutBatch(b, s.topic, s.keyCol, s.promise).produce(s.cur.cl))
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 
 	"github.com/clink-dev/clink/vector"
 )
@@ -32,6 +33,7 @@ const (
 	eBool
 	eTimestamp
 	eDate32
+	eDecimal
 )
 
 // encColumn is one column's writer, set up once per batch so that the row
@@ -57,7 +59,10 @@ type encColumn struct {
 	str  *array.String
 	lstr *array.LargeString
 	bl   *array.Boolean
+	dec  []decimal128.Num
 	arr  arrow.Array
+
+	scale int32 // of a decimal
 
 	tsMul, tsDiv int64 // timestamp unit to milliseconds
 }
@@ -162,6 +167,9 @@ func newEncColumn(arr arrow.Array) encColumn {
 		col.kind, col.bl = eBool, a
 	case *array.Date32:
 		col.kind, col.d32 = eDate32, a.Date32Values()
+	case *array.Decimal128:
+		col.kind, col.dec = eDecimal, a.Values()
+		col.scale = a.DataType().(*arrow.Decimal128Type).Scale
 	case *array.Timestamp:
 		col.kind, col.ts = eTimestamp, a.TimestampValues()
 		col.tsMul, col.tsDiv = 1, 1
@@ -236,6 +244,8 @@ func (e *encoder) row(dst []byte, i int) []byte {
 			dst = append(dst, '"')
 			dst = appendDate(dst, int64(col.d32[i]))
 			dst = append(dst, '"')
+		case eDecimal:
+			dst = appendDecimal(dst, col.dec[i], col.scale)
 		default:
 			dst = appendOther(dst, col.arr, i)
 		}
@@ -243,13 +253,41 @@ func (e *encoder) row(dst []byte, i int) []byte {
 	return append(dst, '}', '\n')
 }
 
-// appendOther writes a value of a type the encoder has no writer for.
-// DECIMAL prints as an exact JSON number with all its scale digits (-7.00),
-// as Flink's JSON format writes it.
-func appendOther(dst []byte, arr arrow.Array, i int) []byte {
-	if d, ok := arr.(*array.Decimal128); ok {
-		return append(dst, d.Value(i).ToString(d.DataType().(*arrow.Decimal128Type).Scale)...)
+// appendDecimal writes a DECIMAL as an exact JSON number with all its
+// scale digits (-7.00), as Flink's JSON format writes it and as
+// decimal128.Num.ToString formats it; a value that fits in 64 bits (the
+// usual case) is written without allocating.
+func appendDecimal(dst []byte, v decimal128.Num, scale int32) []byte {
+	hi, lo := v.HighBits(), v.LowBits()
+	if scale < 0 || !(hi == 0 && lo <= math.MaxInt64 || hi == -1 && lo > math.MaxInt64) {
+		return append(dst, v.ToString(scale)...)
 	}
+	u := lo
+	if hi < 0 {
+		dst = append(dst, '-')
+		u = -u // two's complement magnitude, also of math.MinInt64
+	}
+	var buf [20]byte
+	digits := strconv.AppendUint(buf[:0], u, 10)
+	places := int(scale)
+	if places == 0 {
+		return append(dst, digits...)
+	}
+	if len(digits) <= places {
+		dst = append(dst, '0', '.')
+		for k := len(digits); k < places; k++ {
+			dst = append(dst, '0')
+		}
+		return append(dst, digits...)
+	}
+	at := len(digits) - places
+	dst = append(dst, digits[:at]...)
+	dst = append(dst, '.')
+	return append(dst, digits[at:]...)
+}
+
+// appendOther writes a value of a type the encoder has no writer for.
+func appendOther(dst []byte, arr arrow.Array, i int) []byte {
 	b, err := stdjson.Marshal(arr.GetOneForMarshal(i))
 	if err != nil {
 		return append(dst, "null"...)
