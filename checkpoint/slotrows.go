@@ -15,6 +15,8 @@ type SlotRows struct {
 	Slot      string
 	KeyGroups []int32  // len n
 	Keys      []string // len n; nil for <raw> rows (null keys)
+	// KeyArray holds the keys instead of Keys (the caller keeps it).
+	KeyArray *array.String
 	// Starts and Ends are the windows; nil when the rows have none.
 	Starts, Ends []int64
 	// Values maps the slot's value column names to arrays of length n;
@@ -47,12 +49,20 @@ func (p *PartWriter) WriteSlot(rows SlotRows) error {
 	defer kb.Release()
 	kb.AppendValues(rows.KeyGroups, nil)
 	cols = append(cols, kb.NewArray())
-	if rows.Keys == nil {
+	switch {
+	case rows.KeyArray != nil:
+		if rows.KeyArray.Len() != n {
+			return p.fail(fmt.Errorf("checkpoint: %s: slot %q: %d keys for %d rows", p.path, rows.Slot, rows.KeyArray.Len(), n))
+		}
+		rows.KeyArray.Retain()
+		cols = append(cols, rows.KeyArray)
+	case rows.Keys == nil:
 		sb.AppendNulls(n)
-	} else {
+		cols = append(cols, sb.NewArray())
+	default:
 		sb.AppendValues(rows.Keys, nil)
+		cols = append(cols, sb.NewArray())
 	}
-	cols = append(cols, sb.NewArray())
 	ib := array.NewInt64Builder(mem)
 	defer ib.Release()
 	for _, w := range [][]int64{rows.Starts, rows.Ends} {
@@ -107,7 +117,9 @@ func repeated(mem memory.Allocator, v string, n int) arrow.Array {
 		copy(d[i*len(v):], v)
 	}
 	o[n] = int32(n * len(v))
-	a := array.NewStringData(array.NewData(arrow.BinaryTypes.String, n, []*memory.Buffer{nil, offs, data}, nil, 0, 0))
+	ad := array.NewData(arrow.BinaryTypes.String, n, []*memory.Buffer{nil, offs, data}, nil, 0, 0)
+	a := array.NewStringData(ad)
+	ad.Release()
 	offs.Release()
 	data.Release()
 	return a

@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // RenderKeys renders row k of the key columns as the readable key of the
@@ -30,6 +31,36 @@ func RenderKeys(cols []arrow.Array, n int) []string {
 		out[k] = string(buf)
 	}
 	return out
+}
+
+// RenderKeyArray is RenderKeys as a string array, built without a Go
+// string per row.
+func RenderKeyArray(mem memory.Allocator, cols []arrow.Array, n int) *array.String {
+	offs := make([]int32, n+1)
+	buf := make([]byte, 0, n*(2+8*len(cols)))
+	for k := range n {
+		buf = append(buf, '[')
+		for i, c := range cols {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = appendKeyValue(buf, c, k)
+		}
+		buf = append(buf, ']')
+		offs[k+1] = int32(len(buf))
+	}
+	ob := memory.NewResizableBuffer(mem)
+	ob.Resize(arrow.Int32Traits.BytesRequired(n + 1))
+	copy(arrow.Int32Traits.CastFromBytes(ob.Bytes()), offs)
+	db := memory.NewResizableBuffer(mem)
+	db.Resize(len(buf))
+	copy(db.Bytes(), buf)
+	d := array.NewData(arrow.BinaryTypes.String, n, []*memory.Buffer{nil, ob, db}, nil, 0, 0)
+	a := array.NewStringData(d)
+	d.Release()
+	ob.Release()
+	db.Release()
+	return a
 }
 
 func appendKeyValue(b []byte, c arrow.Array, k int) []byte {
@@ -80,6 +111,18 @@ func appendKeyFloat(b []byte, f float64, bits int) []byte {
 // control characters escaped, invalid UTF-8 replaced by U+FFFD.
 func appendJSONString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
+	plain := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	}
 	b = append(b, '"')
 	for _, r := range s {
 		switch {

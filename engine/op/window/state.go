@@ -92,8 +92,10 @@ func (w *Agg) stateGroups() (gids, kids []int32, starts, ends []int64, fired []b
 	for _, win := range w.wins {
 		from := len(gids)
 		gids = append(gids, win.gids...)
-		seq := w.gseq
-		slices.SortFunc(gids[from:], func(a, b int32) int { return cmp.Compare(seq[a], seq[b]) })
+		if win.unsorted {
+			seq := w.gseq
+			slices.SortFunc(gids[from:], func(a, b int32) int { return cmp.Compare(seq[a], seq[b]) })
+		}
 		for range win.gids {
 			starts = append(starts, win.start)
 			ends = append(ends, win.end)
@@ -204,8 +206,11 @@ func (c *captured) write(p *checkpoint.PartWriter, maxPar int) error {
 		for i, a := range ch.keys {
 			vals[c.keyNames[i]] = a
 		}
-		if err := p.WriteSlot(checkpoint.SlotRows{Slot: Slot, KeyGroups: groups, Keys: opstate.RenderKeys(ch.keys, ch.n),
-			Starts: ch.starts, Ends: ch.ends, Values: vals}); err != nil {
+		keys := opstate.RenderKeyArray(memory.DefaultAllocator, ch.keys, ch.n)
+		err = p.WriteSlot(checkpoint.SlotRows{Slot: Slot, KeyGroups: groups, KeyArray: keys,
+			Starts: ch.starts, Ends: ch.ends, Values: vals})
+		keys.Release()
+		if err != nil {
 			return err
 		}
 	}
@@ -451,22 +456,23 @@ func (w *Agg) SnapshotState(s *op.Snapshot) error {
 			delete(inc.fired, end)
 		}
 	}
-	gids, kids, starts, ends, fired := w.stateGroups()
+	all, _, allStarts, allEnds, allFired := w.stateGroups()
+	gids, starts, ends, fired := all, allStarts, allEnds, allFired
 	base, chain, delta := inc.chains.Base(s)
 	if delta {
-		sel := 0
-		for k, g := range gids {
-			if int(g) < len(inc.mod) && inc.mod[g] > base || inc.fired[ends[k]] > base {
-				gids[sel], starts[sel], ends[sel], fired[sel] = g, starts[k], ends[k], fired[k]
-				sel++
+		var sel []int
+		for k, g := range all {
+			if int(g) < len(inc.mod) && inc.mod[g] > base || inc.fired[allEnds[k]] > base {
+				sel = append(sel, k)
 			}
 		}
-		if 2*sel > len(gids) {
-			delta, chain = false, nil // as big as the state: write it whole and start a new chain
-			gids, kids, starts, ends, fired = w.stateGroups()
+		if 2*len(sel) > len(all) {
+			chain = nil // as big as the state: write it whole and start a new chain
 		} else {
-			gids, starts, ends, fired = gids[:sel], starts[:sel], ends[:sel], fired[:sel]
-			kids = gids
+			gids, starts, ends, fired = make([]int32, len(sel)), make([]int64, len(sel)), make([]int64, len(sel)), make([]bool, len(sel))
+			for j, k := range sel {
+				gids[j], starts[j], ends[j], fired[j] = all[k], allStarts[k], allEnds[k], allFired[k]
+			}
 		}
 	}
 	p, delta, err := inc.chains.Open(s, w.stateSlots(), chain)
@@ -474,9 +480,9 @@ func (w *Agg) SnapshotState(s *op.Snapshot) error {
 		return err
 	}
 	if !delta {
-		gids, kids, starts, ends, fired = w.stateGroups()
+		gids, starts, ends, fired = all, allStarts, allEnds, allFired
 	}
-	c := w.capture(mem, gids, kids, starts, ends, fired)
+	c := w.capture(mem, gids, gids, starts, ends, fired)
 	if delta {
 		for _, pw := range inc.purged {
 			if pw.epoch > base {
