@@ -460,13 +460,16 @@ func (w *Agg) SnapshotState(s *op.Snapshot) error {
 	gids, starts, ends, fired := all, allStarts, allEnds, allFired
 	base, chain, delta := inc.chains.Base(s)
 	if delta {
-		var sel []int
+		sel := make([]int, 0, len(all)/2+1)
 		for k, g := range all {
 			if int(g) < len(inc.mod) && inc.mod[g] > base || inc.fired[allEnds[k]] > base {
+				if len(sel) == cap(sel) {
+					break // more than half changed
+				}
 				sel = append(sel, k)
 			}
 		}
-		if 2*len(sel) > len(all) {
+		if len(sel) == cap(sel) {
 			chain = nil // as big as the state: write it whole and start a new chain
 		} else {
 			gids, starts, ends, fired = make([]int32, len(sel)), make([]int64, len(sel)), make([]int64, len(sel)), make([]bool, len(sel))
