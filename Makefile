@@ -113,10 +113,13 @@ interop: | $(GOTESTSUM)
 # The Go micro-benchmarks, then the Nexmark suite via Kafka (dev broker and
 # producer in their own processes; engine and hand-written loops measured
 # in the same run), which writes bench/results/ and renders its table into
-# docs/performance.md: about 20 minutes on 2 cores in all.
+# docs/performance.md, and the checkpoint benchmark (overhead, pauses,
+# delta size, restore: docs/performance.md#checkpoints): about 25 minutes
+# on 2 cores in all.
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./kernels/ ./engine/op/... ./connectors/formats/json/ ./connectors/nexmark/ ./bench/...
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(CLINK) ./cmd/clink
+	$(CLINK) bench checkpoint
 	$(CLINK) bench nexmark --query all --events 2M --via-kafka --runs 3 --state-events 1500k --results bench/results --doc docs/performance.md
 
 fuzz:

@@ -211,6 +211,10 @@ type ClusterCheckpoints struct {
 type ClusterTrigger struct {
 	ID    uint64
 	Final bool
+	// Completed is the newest checkpoint the Coordinator completed: the
+	// deltas of checkpoint ID build on it even when its completion has
+	// not arrived yet.
+	Completed uint64
 }
 
 // component is one stateful part of the job: a source, an operator or a
@@ -256,7 +260,7 @@ func (ck *checkpointer) newSnapshot(c *component, p *pendingCP) *Snapshot {
 		Open: func(slots []checkpoint.Slot) (*checkpoint.PartWriter, error) {
 			return p.w.Part(c.name, c.subtask, slots)
 		},
-		Go: p.w.Go, Completed: ck.last, MaxDeltas: ck.cfg.MaxDeltas}
+		Go: p.w.Go, Completed: max(ck.last, ck.known), MaxDeltas: ck.cfg.MaxDeltas}
 	if s.MaxDeltas == 0 {
 		s.MaxDeltas = DefaultMaxDeltas
 	}
@@ -282,8 +286,11 @@ type checkpointer struct {
 	pending  *pendingCP
 	complete chan uint64 // ids whose components are all done
 	last     uint64      // newest completed checkpoint
-	count    int
-	par      int // the job's parallelism
+	// known is the newest checkpoint a Coordinator says it completed,
+	// which this process may not have committed yet.
+	known uint64
+	count int
+	par   int // the job's parallelism
 }
 
 var operatorNameOK = func(r rune) bool {
@@ -566,9 +573,11 @@ func (ck *checkpointer) trigger() error {
 // triggerJoined starts checkpoint id of the Coordinator's (a cluster
 // job): this process writes its parts into the directory the Coordinator
 // began. A checkpoint still pending here was abandoned by the Coordinator.
-func (ck *checkpointer) triggerJoined(id uint64) error {
+func (ck *checkpointer) triggerJoined(t ClusterTrigger) error {
+	id := t.ID
 	ck.mu.Lock()
 	defer ck.mu.Unlock()
+	ck.known = max(ck.known, t.Completed)
 	if p := ck.pending; p != nil {
 		if p.id == id {
 			return nil
@@ -803,7 +812,7 @@ func (ck *checkpointer) finalJoined(done <-chan struct{}) error {
 			if t.Final {
 				final = t.ID
 			}
-			if err := ck.triggerJoined(t.ID); err != nil {
+			if err := ck.triggerJoined(t); err != nil {
 				return err
 			}
 		case id := <-cl.Complete:

@@ -108,7 +108,7 @@ func RunJob(ctx context.Context, pipes []*Pipeline, cfg *CheckpointConfig) ([]*S
 				}
 			case t := <-trig:
 				if ckErr == nil {
-					fail(ck.triggerJoined(t.ID))
+					fail(ck.triggerJoined(t))
 				}
 			case id := <-compl:
 				if ckErr == nil {

@@ -114,7 +114,7 @@ func (ctl *controller) trigger(kind string) error {
 		if !ok {
 			return fmt.Errorf("worker lost: %s", wid)
 		}
-		req := &triggerReq{attemptRef: a.ref, ID: id, Final: kind == "final"}
+		req := &triggerReq{attemptRef: a.ref, ID: id, Final: kind == "final", Completed: a.completed}
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -201,6 +201,7 @@ func (ctl *controller) complete() error {
 		ctl.ckFailed(p.id, err.Error())
 		return err
 	}
+	a.completed = p.id
 	if p.kind == "final" {
 		a.finalDone = true
 	}

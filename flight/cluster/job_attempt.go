@@ -29,6 +29,9 @@ type jobAttempt struct {
 	// finalWanted: every subtask finished, the final checkpoint is due;
 	// finalDone: it completed.
 	finalWanted, finalDone bool
+	// completed is the attempt's newest completed checkpoint: triggers
+	// carry it, so that a Worker's deltas build on it.
+	completed uint64
 
 	// Stop with savepoint: stopReply is its caller, stopped receives the
 	// savepoint once every Worker published it.

@@ -113,6 +113,9 @@ type triggerReq struct {
 	attemptRef
 	ID    uint64 `json:"id"`
 	Final bool   `json:"final,omitempty"`
+	// Completed is the newest checkpoint the Coordinator completed (a
+	// trigger may overtake its completion message).
+	Completed uint64 `json:"completed,omitempty"`
 }
 
 type ackReq struct {

@@ -415,7 +415,7 @@ func (w *Worker) trigger(ctx context.Context, req *triggerReq) (any, error) {
 		return nil, err
 	}
 	select {
-	case a.trig <- engine.ClusterTrigger{ID: req.ID, Final: req.Final}:
+	case a.trig <- engine.ClusterTrigger{ID: req.ID, Final: req.Final, Completed: req.Completed}:
 		return nil, nil
 	case <-a.ctx.Done():
 		return nil, fmt.Errorf("job %s attempt %d stopped", req.Job, req.Attempt)
