@@ -1,5 +1,5 @@
 // Package rowstore retains input rows for operators that emit them later
 // (Top-N): a Store keeps the batches rows came in and indexes rows
-// by key (linked lists of int32s) and by time (sorted runs under a heap),
-// and gathers stored rows into output columns.
+// by key (linked lists of int32s), and gathers stored rows into output
+// columns. (The join keeps its rows column-wise: engine/op/join.)
 package rowstore

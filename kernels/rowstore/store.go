@@ -1,9 +1,7 @@
 package rowstore
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -12,7 +10,7 @@ import (
 	"github.com/clink-dev/clink/vector"
 )
 
-// Store is one input's retained rows (a join side, a Top-N's kept rows).
+// Store is one input's retained rows (a Top-N's kept rows).
 // A stored row is an index into RowB/RowR (its batch and row there), with
 // its time (TS), its number of join partners (Matches) and whether it was
 // dropped (Dead). The operator that owns the store reads and sets these
@@ -32,116 +30,8 @@ type Store struct {
 	Head, Tail  []int32
 	Next, KeyOf []int32
 	NDead       int
-	// Runs index an interval join's stored rows by time so that Advance
-	// visits only the rows it drops: each run is the rows stored from one
-	// input batch sorted by time and consumed from its front as the
-	// watermark passes them; Runs is a min-heap by the time of each run's
-	// next row.
-	Runs []*Run
 }
 
-// Run is rows (store indices) in time order; Rows[Pos:] are pending.
-type Run struct {
-	Rows []int32
-	Pos  int
-}
-
-// runTime is the time of a run's next row.
-func (s *Store) runTime(r *Run) int64 { return s.TS[r.Rows[r.Pos]] }
-
-// AddRun indexes rows just stored by their time.
-func (s *Store) AddRun(rows []int32) {
-	if len(rows) == 0 {
-		return
-	}
-	if !slices.IsSortedFunc(rows, func(a, b int32) int { return cmp.Compare(s.TS[a], s.TS[b]) }) {
-		slices.SortStableFunc(rows, func(a, b int32) int { return cmp.Compare(s.TS[a], s.TS[b]) })
-	}
-	s.Runs = append(s.Runs, &Run{Rows: rows})
-	s.siftUp(len(s.Runs) - 1)
-}
-
-func (s *Store) siftUp(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if s.runTime(s.Runs[p]) <= s.runTime(s.Runs[i]) {
-			return
-		}
-		s.Runs[p], s.Runs[i] = s.Runs[i], s.Runs[p]
-		i = p
-	}
-}
-
-func (s *Store) siftDown(i int) {
-	n := len(s.Runs)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		m := l
-		if r := l + 1; r < n && s.runTime(s.Runs[r]) < s.runTime(s.Runs[l]) {
-			m = r
-		}
-		if s.runTime(s.Runs[i]) <= s.runTime(s.Runs[m]) {
-			return
-		}
-		s.Runs[i], s.Runs[m] = s.Runs[m], s.Runs[i]
-		i = m
-	}
-}
-
-// Expired appends to gone the live rows with time <= limit (taking them
-// out of the runs), in store order.
-func (s *Store) Expired(limit int64, gone []int32) []int32 {
-	from := len(gone)
-	for len(s.Runs) > 0 {
-		r := s.Runs[0]
-		for r.Pos < len(r.Rows) && s.TS[r.Rows[r.Pos]] <= limit {
-			if idx := r.Rows[r.Pos]; !s.Dead[idx] {
-				gone = append(gone, idx)
-			}
-			r.Pos++
-		}
-		if r.Pos < len(r.Rows) {
-			if s.siftDown(0); s.runTime(s.Runs[0]) > limit {
-				break
-			}
-			continue
-		}
-		last := len(s.Runs) - 1
-		s.Runs[0] = s.Runs[last]
-		s.Runs[last] = nil
-		s.Runs = s.Runs[:last]
-		if last > 0 {
-			s.siftDown(0)
-		}
-	}
-	slices.Sort(gone[from:])
-	return gone
-}
-
-// RemapRuns applies compact's index map to the runs.
-func (s *Store) RemapRuns(remap []int32) {
-	kept := s.Runs[:0]
-	for _, r := range s.Runs {
-		rows := r.Rows[:0]
-		for _, idx := range r.Rows[r.Pos:] {
-			if n := remap[idx]; n >= 0 {
-				rows = append(rows, n)
-			}
-		}
-		if len(rows) > 0 {
-			r.Rows, r.Pos = rows, 0
-			kept = append(kept, r)
-		}
-	}
-	clear(s.Runs[len(kept):])
-	s.Runs = kept
-	for i := len(s.Runs)/2 - 1; i >= 0; i-- {
-		s.siftDown(i)
-	}
-}
 
 // TimeAt is value i of a time column (BIGINT or TIMESTAMP(3)) as epoch ms.
 func TimeAt(a arrow.Array, i int) int64 {

@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,7 +16,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clink-dev/clink/checkpoint"
-	"github.com/clink-dev/clink/engine/op"
 	"github.com/clink-dev/clink/engine/op/internal/optest"
 	"github.com/clink-dev/clink/kernels/agg"
 	"github.com/clink-dev/clink/kernels/column"
@@ -796,7 +794,7 @@ func gaIncrementalRun(t *testing.T, c optest.Case, cfg Config, rows []*optest.Ro
 		t.Fatal(err)
 	}
 	brng := rand.New(rand.NewPCG(uint64(len(rows)), 3))
-	id, completed := uint64(0), uint64(0)
+	id := uint64(0)
 	for _, n := range sizes {
 		n = min(n, len(rows))
 		b := optest.Batch(mem, cfg.Input, rows[:n], brng, false)
@@ -813,54 +811,16 @@ func gaIncrementalRun(t *testing.T, c optest.Case, cfg Config, rows []*optest.Ro
 			continue
 		}
 		id++
-		cw, err := store.Begin(id)
-		if err != nil {
-			t.Fatal(err)
+		d, k := optest.Incremental(t, store, id, id-1, g, mem)
+		if d {
+			deltas++
 		}
-		s := &op.Snapshot{ID: id, MaxParallelism: checkpoint.DefaultMaxParallelism, Mem: mem, Completed: completed, MaxDeltas: 3,
-			Open: func(slots []checkpoint.Slot) (*checkpoint.PartWriter, error) { return cw.Part("group_agg", 0, slots) },
-			OpenDelta: func(slots []checkpoint.Slot, chain []checkpoint.PartInfo) (*checkpoint.PartWriter, error) {
-				deltas++
-				return cw.DeltaPart("group_agg", 0, slots, chain)
-			}}
-		if err := g.SnapshotState(s); err != nil {
-			t.Fatal(err)
-		}
-		if err := cw.Commit(checkpoint.Meta{Job: "test"}); err != nil {
-			t.Fatal(err)
-		}
-		completed = id
-		raw, err := checkpoint.ReadPartFile(filepath.Join(store.Path(id), "group_agg-0.arrow"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range raw.Records {
-			for i := 0; i < int(r.NumRows()); i++ {
-				if r.Column(0).ValueStr(i) == checkpoint.TombstoneSlot {
-					tombs++
-				}
-			}
-		}
-		raw.Release()
-		if err := store.Retain(1); err != nil {
-			t.Fatal(err)
-		}
+		tombs += k
 		if rng.IntN(4) != 0 {
 			continue
 		}
-		cp, err := store.Open(id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		part, err := cp.ReadPart("group_agg", 0)
-		if err != nil {
-			t.Fatal(err)
-		}
 		g2 := newAgg()
-		if err := g2.RestoreState(&op.Restore{ID: id, MaxParallelism: checkpoint.DefaultMaxParallelism, Parallelism: 1, Parts: []*checkpoint.Part{part}}); err != nil {
-			t.Fatal(err)
-		}
-		part.Release()
+		optest.RestoreNewest(t, store, id, g2)
 		if g2.Groups() != g.Groups() {
 			t.Fatalf("checkpoint %d: restored %d groups, the aggregate has %d", id, g2.Groups(), g.Groups())
 		}

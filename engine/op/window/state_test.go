@@ -8,7 +8,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clink-dev/clink/checkpoint"
-	"github.com/clink-dev/clink/engine/op"
 	"github.com/clink-dev/clink/engine/op/internal/optest"
 	kwindow "github.com/clink-dev/clink/kernels/window"
 )
@@ -182,52 +181,16 @@ func wtRunIncremental(t *testing.T, c optest.Case, seed uint64) (deltas, tombs i
 	var got []string
 	var pending []*optest.Row
 	in := memory.NewGoAllocator()
-	id, completed := uint64(0), uint64(0)
+	id := uint64(0)
 	snapshot := func() {
 		id++
-		cw, err := store.Begin(id)
-		if err != nil {
-			t.Fatal(err)
+		d, n := optest.Incremental(t, store, id, id-1, w, mem)
+		if d {
+			deltas++
 		}
-		s := &op.Snapshot{ID: id, MaxParallelism: checkpoint.DefaultMaxParallelism, Mem: mem, Completed: completed, MaxDeltas: 3, Go: cw.Go,
-			Open: func(slots []checkpoint.Slot) (*checkpoint.PartWriter, error) { return cw.Part("window_agg", 0, slots) },
-			OpenDelta: func(slots []checkpoint.Slot, chain []checkpoint.PartInfo) (*checkpoint.PartWriter, error) {
-				deltas++
-				return cw.DeltaPart("window_agg", 0, slots, chain)
-			}}
-		if err := w.SnapshotState(s); err != nil {
-			t.Fatal(err)
-		}
-		if err := cw.Commit(checkpoint.Meta{Job: "test"}); err != nil {
-			t.Fatal(err)
-		}
-		completed = id
-		raw, err := checkpoint.ReadPartFile(store.Path(id) + "/window_agg-0.arrow")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range raw.Records {
-			for i := 0; i < int(r.NumRows()); i++ {
-				if r.Column(0).ValueStr(i) == checkpoint.TombstoneSlot {
-					tombs++
-				}
-			}
-		}
-		raw.Release()
-		if err := store.Retain(1); err != nil {
-			t.Fatal(err)
-		}
+		tombs += n
 	}
 	restore := func() {
-		cp, err := store.Open(id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		part, err := cp.ReadPart("window_agg", 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer part.Release()
 		w2, err := New(c.Cfg, mem)
 		if err != nil {
 			t.Fatal(err)
@@ -235,11 +198,9 @@ func wtRunIncremental(t *testing.T, c optest.Case, seed uint64) (deltas, tombs i
 		if c.WeakHash {
 			w2.tbl.TestMask = w.tbl.TestMask
 		}
-		if err := w2.RestoreState(&op.Restore{ID: id, MaxParallelism: checkpoint.DefaultMaxParallelism, Parallelism: 1, Parts: []*checkpoint.Part{part}}); err != nil {
-			t.Fatal(err)
-		}
+		optest.RestoreNewest(t, store, id, w2)
 		if w2.Groups() != w.Groups() {
-			t.Fatalf("checkpoint %d: restored %d groups, the aggregate has %d (chain of %d files)", id, w2.Groups(), w.Groups(), len(cp.Manifest.Files()))
+			t.Fatalf("checkpoint %d: restored %d groups, the aggregate has %d", id, w2.Groups(), w.Groups())
 		}
 		w = w2
 	}

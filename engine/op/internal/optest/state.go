@@ -2,6 +2,7 @@ package optest
 
 import (
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -99,4 +100,62 @@ func Lines(t testing.TB, b *vector.Batch) []string {
 func CompareLines(t *testing.T, what string, got, want []string) {
 	t.Helper()
 	Compare(t, what, Result{Lines: got}, Result{Lines: want})
+}
+
+// Incremental writes s's state as checkpoint id of store (one part,
+// subtask 0): a delta on checkpoint completed when s writes one (chains of
+// at most three deltas), with the asynchronous half run by the store. It
+// keeps only the newest checkpoint (and the chain it needs) and reports
+// whether the part is a delta and how many tombstones it holds.
+func Incremental(t *testing.T, store *checkpoint.Store, id, completed uint64, s op.Stateful, mem memory.Allocator) (delta bool, tombstones int) {
+	t.Helper()
+	cw, err := store.Begin(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := &op.Snapshot{ID: id, MaxParallelism: checkpoint.DefaultMaxParallelism, Mem: mem, Completed: completed, MaxDeltas: 3, Go: cw.Go,
+		Open: func(slots []checkpoint.Slot) (*checkpoint.PartWriter, error) { return cw.Part("op", 0, slots) },
+		OpenDelta: func(slots []checkpoint.Slot, chain []checkpoint.PartInfo) (*checkpoint.PartWriter, error) {
+			return cw.DeltaPart("op", 0, slots, chain)
+		}}
+	if err := s.SnapshotState(snap); err != nil {
+		t.Fatal(err)
+	}
+	if err := cw.Commit(checkpoint.Meta{Job: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := checkpoint.ReadPartFile(filepath.Join(store.Path(id), "op-0.arrow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Release()
+	for _, r := range raw.Records {
+		for i := 0; i < int(r.NumRows()); i++ {
+			if r.Column(0).ValueStr(i) == checkpoint.TombstoneSlot {
+				tombstones++
+			}
+		}
+	}
+	if err := store.Retain(1); err != nil {
+		t.Fatal(err)
+	}
+	return raw.Delta, tombstones
+}
+
+// RestoreNewest restores checkpoint id of store (written by Incremental,
+// its chain merged) into s, at parallelism 1.
+func RestoreNewest(t *testing.T, store *checkpoint.Store, id uint64, s op.Stateful) {
+	t.Helper()
+	cp, err := store.Open(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part, err := cp.ReadPart("op", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer part.Release()
+	if err := s.RestoreState(&op.Restore{ID: id, MaxParallelism: checkpoint.DefaultMaxParallelism, Parallelism: 1, Parts: []*checkpoint.Part{part}}); err != nil {
+		t.Fatal(err)
+	}
 }
