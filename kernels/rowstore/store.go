@@ -32,7 +32,6 @@ type Store struct {
 	NDead       int
 }
 
-
 // TimeAt is value i of a time column (BIGINT or TIMESTAMP(3)) as epoch ms.
 func TimeAt(a arrow.Array, i int) int64 {
 	switch c := a.(type) {
