@@ -146,7 +146,9 @@ type fixedCol[T arrow.FixedWidthType] struct {
 
 func (c *fixedCol[T]) push(a arrow.Array, rows []int32) {
 	raw := arrow.GetValues[T](a.Data(), 1)
-	nulls := a.NullN() > 0
+	// Not NullN: an array whose null count is not known yet computes and
+	// stores it, and a batch can be shared by the subtasks of a self-join.
+	nulls := a.NullBitmapBytes() != nil
 	for _, r := range rows {
 		var v T
 		ok := !nulls || a.IsValid(int(r))
