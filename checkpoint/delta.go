@@ -120,12 +120,7 @@ func (p *PartWriter) WriteTombstones(t Tombstones) error {
 			kgs[i] = RawKeyGroup
 		}
 	}
-	sb := array.NewStringBuilder(p.w.store.opts.Allocator)
-	defer sb.Release()
-	for range n {
-		sb.Append(t.Slot)
-	}
-	of := sb.NewArray()
+	of := repeated(p.w.store.opts.Allocator, t.Slot, n)
 	defer of.Release()
 	return p.WriteSlot(SlotRows{Slot: TombstoneSlot, KeyGroups: kgs, Keys: t.Keys, Starts: t.Starts, Ends: t.Ends,
 		Values: map[string]arrow.Array{ColTombstoneFor: of}})

@@ -186,7 +186,8 @@ func (g *Agg) restoreRows(sc *opstate.Cols, fields []arrow.Field, accs [][2]int)
 func (g *Agg) SnapshotState(s *op.Snapshot) error {
 	inc := &g.inc
 	base, chain, delta := inc.chains.Base(s)
-	ids := g.liveIDs()
+	all := g.liveIDs()
+	ids := all
 	if delta {
 		sel := ids[:0:0]
 		for _, id := range ids {
@@ -205,7 +206,7 @@ func (g *Agg) SnapshotState(s *op.Snapshot) error {
 		return err
 	}
 	if !delta {
-		ids = g.liveIDs()
+		ids = all // also when the chain's files were gone
 	}
 	mem := s.Mem
 	if mem == nil {

@@ -20,17 +20,22 @@ func RenderKeys(cols []arrow.Array, n int) []string {
 	out := make([]string, n)
 	buf := make([]byte, 0, 64)
 	for k := range out {
-		buf = append(buf[:0], '[')
-		for i, c := range cols {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			buf = appendKeyValue(buf, c, k)
-		}
-		buf = append(buf, ']')
+		buf = appendKey(buf[:0], cols, k)
 		out[k] = string(buf)
 	}
 	return out
+}
+
+// appendKey appends the readable key of row k.
+func appendKey(b []byte, cols []arrow.Array, k int) []byte {
+	b = append(b, '[')
+	for i, c := range cols {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendKeyValue(b, c, k)
+	}
+	return append(b, ']')
 }
 
 // RenderKeyArray is RenderKeys as a string array, built without a Go
@@ -39,14 +44,7 @@ func RenderKeyArray(mem memory.Allocator, cols []arrow.Array, n int) *array.Stri
 	offs := make([]int32, n+1)
 	buf := make([]byte, 0, n*(2+8*len(cols)))
 	for k := range n {
-		buf = append(buf, '[')
-		for i, c := range cols {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			buf = appendKeyValue(buf, c, k)
-		}
-		buf = append(buf, ']')
+		buf = appendKey(buf, cols, k)
 		offs[k+1] = int32(len(buf))
 	}
 	ob := memory.NewResizableBuffer(mem)
