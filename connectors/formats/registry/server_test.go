@@ -520,3 +520,19 @@ func TestServerRequestErrors(t *testing.T) {
 		t.Fatalf("network 413: %d %s", resp.StatusCode, b)
 	}
 }
+
+func TestServerSubjectWithSlash(t *testing.T) {
+	ctx := context.Background()
+	_, url := startServer(t, Options{})
+	cl := srClient(t, url)
+	if _, err := cl.RegisterSchema(ctx, "team/users-value", avroSchema(userV1), -1, -1); err != nil {
+		t.Fatal(err)
+	}
+	got, err := cl.SchemaByVersion(ctx, "team/users-value", 1)
+	if err != nil || got.Subject != "team/users-value" {
+		t.Fatalf("%+v %v", got, err)
+	}
+	if subjects, _ := cl.Subjects(ctx); !slices.Equal(subjects, []string{"team/users-value"}) {
+		t.Fatalf("subjects %v", subjects)
+	}
+}

@@ -110,3 +110,25 @@ func BenchmarkParseHeader(b *testing.B) {
 		_, _, _ = ParseIndexes(p)
 	}
 }
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 0, 1, 0, 'x'})
+	f.Add([]byte{0, 0, 0, 0, 1, 4, 2, 4})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		id, p, err := ParseHeader(b)
+		if err != nil {
+			return
+		}
+		if !slices.Equal(AppendHeader(nil, id), b[:HeaderLen]) {
+			t.Fatalf("header %x does not round-trip", b[:HeaderLen])
+		}
+		idx, rest, err := ParseIndexes(p)
+		if err != nil {
+			return
+		}
+		again, rest2, err := ParseIndexes(append(AppendIndexes(nil, idx), rest...))
+		if err != nil || !slices.Equal(again, idx) || !slices.Equal(rest, rest2) {
+			t.Fatalf("indexes %v do not round-trip: %v %v", idx, again, err)
+		}
+	})
+}
