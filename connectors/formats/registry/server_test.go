@@ -536,3 +536,36 @@ func TestServerSubjectWithSlash(t *testing.T) {
 		t.Fatalf("subjects %v", subjects)
 	}
 }
+
+// A change that cannot be written is not made.
+func TestServerPersistFailureRollsBack(t *testing.T) {
+	dir := t.TempDir()
+	s, err := NewServer(Options{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := s.Handler()
+	if r := do(h, "POST", "/subjects/a/versions", `{"schema":`+quote(userV1)+`}`, nil); r.status != 200 {
+		t.Fatal(r.body)
+	}
+	// Make the rename over the data file fail: a non-empty directory
+	// takes its place.
+	file := filepath.Join(dir, DataFile)
+	os.Remove(file)
+	os.MkdirAll(filepath.Join(file, "x"), 0o700)
+	r := do(h, "POST", "/subjects/b/versions", `{"schema":`+quote(userV2Default)+`}`, nil)
+	if code, msg := errorBody(t, r); r.status != 500 || code != 50001 || !strings.Contains(msg, "not made") {
+		t.Fatalf("write failure: %d %d %q", r.status, code, msg)
+	}
+	if r := do(h, "GET", "/subjects", "", nil); r.body != `["a"]`+"\n" {
+		t.Fatalf("subjects after failed write: %s", r.body)
+	}
+	if r := do(h, "GET", "/schemas/ids/2", "", nil); r.status != 404 {
+		t.Fatalf("id 2 after failed write: %d %s", r.status, r.body)
+	}
+	os.RemoveAll(file)
+	// The id the failed write would have taken is free again.
+	if r := do(h, "POST", "/subjects/b/versions", `{"schema":`+quote(userV2Default)+`}`, nil); r.body != `{"id":2}`+"\n" {
+		t.Fatalf("after recovery: %s", r.body)
+	}
+}
