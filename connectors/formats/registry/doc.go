@@ -8,7 +8,10 @@
 // 0x00, big-endian schema id) that Confluent serializers put before every
 // key and value; AppendIndexes and ParseIndexes (AppendParseIndexes with a
 // reused buffer) the Protobuf message indexes after it. Parsing does not
-// allocate. The bytes are franz-go's sr.ConfluentHeader's.
+// allocate. The bytes are franz-go's sr.ConfluentHeader's. Some clients
+// write Protobuf records without the indexes (kafkajs'
+// @kafkajs/confluent-schema-registry 4.1 does); the frame does not say so,
+// and ParseIndexes then reads the message's first bytes as indexes.
 //
 // # Compatibility
 //
