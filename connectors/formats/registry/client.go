@@ -241,7 +241,7 @@ func (c *Client) Register(ctx context.Context, subject, schema string, typ Schem
 	found, err := c.sr.LookupSchema(ctx, subject, srs)
 	switch {
 	case err == nil:
-		c.rememberRegistered(rk, fromSR(found.ID, srs))
+		c.rememberRegistered(rk, found.ID)
 		return found.ID, nil
 	case !hasCode(err, 40401, 40403):
 		return 0, c.errorf("subject %q: looking the schema up: %w", subject, err)
@@ -254,16 +254,16 @@ func (c *Client) Register(ctx context.Context, subject, schema string, typ Schem
 	if err != nil {
 		return 0, c.errorf("subject %q: registering: %w", subject, err)
 	}
-	c.rememberRegistered(rk, fromSR(id, srs))
+	c.rememberRegistered(rk, id)
 	return id, nil
 }
 
-func (c *Client) rememberRegistered(rk regKey, s Schema) {
+// rememberRegistered caches an id for Register. The schema-by-id cache
+// is left to SchemaByID: it holds the registry's text, which may be
+// spelled differently from ours.
+func (c *Client) rememberRegistered(rk regKey, id int) {
 	c.mu.Lock()
-	c.registered[rk] = s.ID
-	if _, ok := c.byID[s.ID]; !ok {
-		c.byID[s.ID] = s
-	}
+	c.registered[rk] = id
 	c.mu.Unlock()
 }
 

@@ -41,13 +41,16 @@ func TestClientRegisterAndCache(t *testing.T) {
 	if err != nil || id != 1 {
 		t.Fatalf("register: %d %v", id, err)
 	}
+	s, err := c.SchemaByID(ctx, 1)
+	if err != nil || s.Text != userV1 || s.Type != Avro || s.ID != 1 {
+		t.Fatalf("by id: %+v %v", s, err)
+	}
 	before := n.Load()
 	if id, err := c.Register(ctx, "users-value", userV1, ""); err != nil || id != 1 {
 		t.Fatalf("register again: %d %v", id, err)
 	}
-	s, err := c.SchemaByID(ctx, 1)
-	if err != nil || s.Text != userV1 || s.Type != Avro || s.ID != 1 {
-		t.Fatalf("by id: %+v %v", s, err)
+	if again, err := c.SchemaByID(ctx, 1); err != nil || again.Text != s.Text {
+		t.Fatalf("by id again: %+v %v", again, err)
 	}
 	if n.Load() != before {
 		t.Fatalf("cached calls made %d requests", n.Load()-before)
