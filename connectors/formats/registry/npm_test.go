@@ -54,7 +54,8 @@ func npmModules(t *testing.T) string {
 	sum := sha256.Sum256(append(pkg, lock...))
 	dir := filepath.Join(cache, "clink", "registry-npm", hex.EncodeToString(sum[:8]))
 	modules := filepath.Join(dir, "node_modules")
-	if _, err := os.Stat(filepath.Join(modules, "@kafkajs", "confluent-schema-registry", "package.json")); err == nil {
+	marker := filepath.Join(modules, "@kafkajs", "confluent-schema-registry", "package.json")
+	if _, err := os.Stat(marker); err == nil {
 		return modules
 	}
 	// Install into a fresh directory and rename it into place, so that a
@@ -80,10 +81,12 @@ func npmModules(t *testing.T) string {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		unavailable("npm ci of %s failed: %v\n%s", npmFixture, err, out)
 	}
-	if err := os.Rename(tmp, dir); err != nil && !os.IsExist(err) {
-		if _, serr := os.Stat(modules); serr != nil { // another run won the race otherwise
-			t.Fatal(err)
-		}
+	if _, err := os.Stat(marker); err == nil {
+		return modules // a concurrent run installed it meanwhile
+	}
+	os.RemoveAll(dir) // a stale, incomplete one
+	if err := os.Rename(tmp, dir); err != nil {
+		t.Fatal(err)
 	}
 	return modules
 }
