@@ -126,4 +126,3 @@ func TestReferenceHamba(t *testing.T) {
 		}
 	}
 }
-
