@@ -47,8 +47,8 @@
 //   - A column the writer lacks takes its default: NULL for a nullable
 //     column; a NOT NULL column has none, and Writer fails.
 //   - Promotions: int → long, float, double; long → float, double; float →
-//     double; string ↔ bytes (bytes into VARCHAR must be UTF-8); an enum
-//     into VARCHAR reads as its symbol.
+//     double; bytes → string (VARCHAR: both must be UTF-8, which is
+//     checked); an enum into VARCHAR reads as its symbol.
 //   - Beyond Avro's rules, as Flink's converters allow: an int or long into
 //     TINYINT/SMALLINT/INT is accepted and range-checked per record;
 //     timestamp-micros into TIMESTAMP(3) is floored to ms and

@@ -61,7 +61,14 @@ func (d *Decoder) exec(ops []op, b []byte) *RecordError {
 			if !utf8.Valid(s) {
 				return fail(o, j, "invalid UTF-8 in a string")
 			}
-			if !col.putString(n, s) {
+			if start := int(col.off[n]); l <= 16 && len(b)-j >= 16 && len(col.dat)-start >= 16 {
+				// Short string: two word moves instead of a memmove
+				// call. The bytes past its end land in spare capacity,
+				// which the next value overwrites.
+				binary.LittleEndian.PutUint64(col.dat[start:], binary.LittleEndian.Uint64(b[j:]))
+				binary.LittleEndian.PutUint64(col.dat[start+8:], binary.LittleEndian.Uint64(b[j+8:]))
+				col.off[n+1] = int32(start + int(l))
+			} else if !col.putString(n, s) {
 				return fail(o, j, "string data of the batch exceeds 2 GiB; flush more often")
 			}
 			col.setValid(n)
