@@ -174,6 +174,7 @@ func TestWriterRefused(t *testing.T) {
 		{rec(id, name, field("count", `["null","long","string"]`)), `"count"`},
 		{rec(id, name, field("count", `"double"`)), `"count"`},
 		{rec(id), `"name"`}, // NOT NULL column without a default
+		{rec(id, field("name", `"null"`)), `"name"`},
 		{rec(field("id", `"string"`), name), `"id"`},
 		{`"long"`, "not a record"},
 		{`{"type":"record"`, "writer schema"},

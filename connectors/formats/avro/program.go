@@ -180,6 +180,9 @@ func (c *compiler) value(col *column, t hamba.Schema) (op, error) {
 		}
 		return o, nil
 	}
+	if t.Type() == hamba.Null && !col.nullable {
+		return op{}, fmt.Errorf("type null (always null) cannot be read into NOT NULL column %q", col.name)
+	}
 	return c.scalar(col, t)
 }
 
