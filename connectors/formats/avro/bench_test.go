@@ -35,7 +35,7 @@ type sensor struct {
 const benchRecords = 4096
 
 // sensorRecords are benchRecords encoded sensor readings.
-func sensorRecords(b *testing.B) (recs [][]byte, bytes int) {
+func sensorRecords(b testing.TB) (recs [][]byte, bytes int) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	bl := array.NewRecordBuilder(memory.DefaultAllocator, sensors)
 	defer bl.Release()
