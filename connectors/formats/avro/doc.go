@@ -62,6 +62,14 @@
 //     (an error for a NOT NULL column, when a record takes it); ["null",
 //     T] and [T, "null"] are alike.
 //
+// A logical type is read only into the column type it stands for: date
+// only into DATE, decimal only into DECIMAL (a decimal's bytes are not a
+// VARCHAR), timestamp-* into TIMESTAMP or, as the raw long, BIGINT; and a
+// DATE, DECIMAL or TIMESTAMP column takes nothing else (but a plain long
+// for TIMESTAMP, above). hamba/avro's checker, which compares only the
+// underlying types, would accept these; TestResolutionAgreesWithHamba
+// lists every departure from it.
+//
 // A writer field that cannot map to its column (a record, array or map
 // where the column is scalar, a string into BIGINT, a double into FLOAT, a
 // decimal of a larger scale, any union branch that does not map) fails at
