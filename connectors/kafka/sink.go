@@ -1,7 +1,6 @@
 package kafka
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strconv"
@@ -15,7 +14,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/clink-dev/clink/connectors"
-	cjson "github.com/clink-dev/clink/connectors/formats/json"
 	"github.com/clink-dev/clink/engine"
 	"github.com/clink-dev/clink/vector"
 )
@@ -94,8 +92,10 @@ func checkSink(t *connectors.Table) error {
 			}
 		}
 	}
-	_, err := keyColumn(t)
-	return err
+	if _, err := keyColumn(t); err != nil {
+		return err
+	}
+	return checkSinkFormat(t)
 }
 
 func newSink(t *connectors.Table) (*Sink, error) {
@@ -107,7 +107,9 @@ func newSink(t *connectors.Table) (*Sink, error) {
 		return nil, err
 	}
 	s := &Sink{name: t.Name, topic: t.Options["topic"]}
-	s.keyCol, _ = keyColumn(t) // checked
+	if s.format, err = newSinkFormat(t, cc.timeout()); err != nil {
+		return nil, err
+	}
 	s.cl, err = cc.newClient(
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordDeliveryTimeout(deliveryTimeout),
@@ -130,7 +132,7 @@ type Sink struct {
 	name    string
 	topic   string
 	cl      *kgo.Client
-	keyCol  int
+	format  *sinkFormat
 	promise func(*kgo.Record, error)
 	written atomic.Int64
 
@@ -173,7 +175,7 @@ func (s *Sink) Write(b *vector.Batch) error {
 	if err := s.firstErr(); err != nil {
 		return err
 	}
-	newOutBatch(b, s.topic, s.keyCol, s.promise).produce(s.cl)
+	newOutBatch(b, s.topic, s.format, s.promise).produce(s.cl)
 	return nil
 }
 
@@ -187,6 +189,7 @@ func (s *Sink) Write(b *vector.Batch) error {
 type outBatch struct {
 	recs    []kgo.Record
 	vals    []byte
+	valEnds []int
 	keys    []byte
 	keyEnds []int
 
@@ -197,10 +200,10 @@ type outBatch struct {
 
 var outBatches sync.Pool // *outBatch
 
-// newOutBatch turns the live rows of b into records for topic: the row as
-// a JSON object is the value, keyCol's value (if keyCol >= 0) the key. ack
-// is called once per record, as a promise is.
-func newOutBatch(b *vector.Batch, topic string, keyCol int, ack func(*kgo.Record, error)) *outBatch {
+// newOutBatch turns the live rows of b into records for topic, their
+// values and keys written as f says. ack is called once per record, as a
+// promise is.
+func newOutBatch(b *vector.Batch, topic string, f *sinkFormat, ack func(*kgo.Record, error)) *outBatch {
 	o, _ := outBatches.Get().(*outBatch)
 	if o == nil {
 		o = &outBatch{}
@@ -212,14 +215,16 @@ func newOutBatch(b *vector.Batch, topic string, keyCol int, ack func(*kgo.Record
 		o.recs = o.recs[:0]
 		return o
 	}
-	o.vals = cjson.AppendBatch(o.vals[:0], b)
+	o.vals, o.valEnds = f.value.appendRecords(o.vals[:0], b, o.valEnds[:0])
 	if cap(o.recs) < n {
 		o.recs = make([]kgo.Record, n)
 	}
 	o.recs = o.recs[:n]
+	keyed := f.keyCol >= 0 || f.key != nil
 	var keys []byte
-	if keyCol >= 0 {
-		col := b.Rec.Column(keyCol)
+	switch {
+	case f.keyCol >= 0:
+		col := b.Rec.Column(f.keyCol)
 		if cap(o.keyEnds) < n {
 			o.keyEnds = make([]int, n)
 		}
@@ -239,17 +244,25 @@ func newOutBatch(b *vector.Batch, topic string, keyCol int, ack func(*kgo.Record
 			k++
 		})
 		o.keys = keys
+	case f.key != nil:
+		kb := f.keyOf.of(b)
+		keys, o.keyEnds = f.key.appendRecords(o.keys[:0], kb, o.keyEnds[:0])
+		kb.Release()
+		o.keys = keys
 	}
-	vals := o.vals
+	vals, vsep, ksep := o.vals, f.value.sep(), 0
+	if f.key != nil {
+		ksep = f.key.sep()
+	}
 	start, kstart := 0, 0
 	for k := range o.recs {
-		end := start + bytes.IndexByte(vals[start:], '\n')
+		end := o.valEnds[k]
 		r := &o.recs[k]
 		*r = kgo.Record{Topic: topic, Value: vals[start:end:end]}
-		start = end + 1
-		if keyCol >= 0 && o.keyEnds[k] >= 0 {
+		start = end + vsep
+		if keyed && o.keyEnds[k] >= 0 {
 			r.Key = keys[kstart:o.keyEnds[k]:o.keyEnds[k]]
-			kstart = o.keyEnds[k]
+			kstart = o.keyEnds[k] + ksep
 		}
 	}
 	return o

@@ -15,7 +15,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/clink-dev/clink/connectors"
-	cjson "github.com/clink-dev/clink/connectors/formats/json"
 	"github.com/clink-dev/clink/engine"
 	"github.com/clink-dev/clink/vector"
 )
@@ -65,10 +64,18 @@ func sourceOf(t *connectors.Table) (*Source, error) {
 	if err := checkClient(o); err != nil {
 		return nil, err
 	}
-	if err := cjson.CheckSchema(t.Schema); err != nil {
+	vf, err := valueFormat(o)
+	if err != nil {
+		return nil, err
+	}
+	if err := vf.checkSchema(t.Schema); err != nil {
+		return nil, err
+	}
+	if _, _, err := keyFormat(o); err != nil {
 		return nil, err
 	}
 	s := &Source{
+		format:  vf,
 		table:   t,
 		topic:   o["topic"],
 		onError: o["on_error"],
@@ -149,6 +156,7 @@ type Source struct {
 	reset      string
 	bounded    bool
 	dirty      bool // isolation_level = 'read_uncommitted'
+	format     format
 	idle       time.Duration
 	starts     map[int32]int64 // start_offsets
 	startTS    int64
@@ -241,7 +249,7 @@ type reader struct {
 	emit    func(engine.Message) error
 	parts   []partition
 	local   map[int32]int // partition id -> index in parts
-	dec     *cjson.Decoder
+	dec     recordDecoder
 	wms     *engine.PartitionWatermarks
 	lastWM  int64
 	idle    bool // the watermark status emitted last is idle
@@ -411,7 +419,10 @@ func (s *Source) open(ctx context.Context) (*reader, error) {
 	if r.linger <= 0 {
 		r.linger = 20 * time.Millisecond
 	}
-	r.dec = cjson.NewDecoder(t.Schema, vector.NewPool(rt.Mem, decodePool), cjson.Options{Needed: t.Needed, Required: t.Required()})
+	if r.dec, err = s.format.newDecoder(t, vector.NewPool(rt.Mem, decodePool), s.cc.timeout()); err != nil {
+		r.cl.Close()
+		return nil, s.errorf("%v", err)
+	}
 	r.wms = engine.NewPartitionWatermarks(len(ids), t.WatermarkLag)
 	r.lastWM = engine.MinWatermark
 	if s.restoreTS != nil {
@@ -632,6 +643,10 @@ func (r *reader) records(ctx context.Context, li int, recs []*kgo.Record) error 
 			r.segs = append(r.segs, segment{part: li, from: dec.Len()})
 		}
 		if derr := dec.Append(rec.Value); derr != nil {
+			var fatal *fatalError
+			if errors.As(derr, &fatal) {
+				return s.errorf("topic %s partition %d offset %d: %v", s.topic, st.id, rec.Offset, derr)
+			}
 			switch s.onError {
 			case "skip":
 				s.skipped.Add(1)

@@ -69,17 +69,16 @@ var deliveryGuarantee = func() connectors.Option {
 
 var spec = &connectors.Spec{
 	Name: "kafka",
-	Description: "JSON records in a Kafka topic (franz-go). As a source: Clink assigns partitions to subtasks itself (partition mod parallelism), keeps each partition's next offset in the source's state, and keeps one watermark per partition; unbounded unless scan_bounded = 'latest'. " +
-		"As a sink: one JSON object per record value, optional key_column, acks=all with the idempotent producer (at-least-once), or with delivery_guarantee = 'exactly_once' one transaction per checkpoint. Options marked source: or sink: apply to that role only. See docs/kafka.md.",
+	Description: "JSON or Avro records in a Kafka topic (franz-go), Avro through a Confluent Schema Registry. As a source: Clink assigns partitions to subtasks itself (partition mod parallelism), keeps each partition's next offset in the source's state, and keeps one watermark per partition; unbounded unless scan_bounded = 'latest'. " +
+		"As a sink: one record per row in the value format, an optional key (key_column as text, or key.format of key.fields), acks=all with the idempotent producer (at-least-once), or with delivery_guarantee = 'exactly_once' one transaction per checkpoint. Options marked source: or sink: apply to that role only. See docs/kafka.md.",
 	Guarantee: "Source: replayed exactly once from checkpoints (next offset per partition). Sink: **at-least-once** by default (acks=all, idempotent producer, flushed at every checkpoint); **exactly-once** with `delivery_guarantee = 'exactly_once'`: one Kafka transaction per checkpoint, committed when the checkpoint completes (consumers read with isolation `read_committed`).",
 	Source:    true,
 	Sink:      true,
 	Options: join(
 		[]connectors.Option{
 			{Name: "connector", Type: connectors.String, Required: true, Description: "the connector name", Example: "kafka"},
-			{Name: "format", Type: connectors.Enum, Values: []string{"json"}, Default: "json", Description: "record value format", Example: "json"},
 		},
-		clientOptions, sourceOptions, sinkOptions),
+		formatOptions, clientOptions, sourceOptions, sinkOptions),
 }
 
 // optionDefault is an option's default value ("" without one).

@@ -52,7 +52,7 @@ type TxSink struct {
 	topic   string
 	cc      *ClientConfig
 	admin   *kgo.Client // metadata and recovery requests
-	keyCol  int
+	format  *sinkFormat
 	promise func(*kgo.Record, error) // acked, bound once
 	prefix  string
 	subtask int
@@ -109,7 +109,9 @@ func newTxSink(t *connectors.Table) (*TxSink, error) {
 	if s.warn == nil {
 		s.warn = os.Stderr
 	}
-	s.keyCol, _ = keyColumn(t) // checked
+	if s.format, err = newSinkFormat(t, cc.timeout()); err != nil {
+		return nil, err
+	}
 	s.promise = s.acked
 	if s.admin, err = cc.newClient(); err != nil {
 		return nil, err
@@ -177,7 +179,7 @@ func (s *TxSink) Write(b *vector.Batch) error {
 			return err
 		}
 	}
-	s.cur.rows += int64(newOutBatch(b, s.topic, s.keyCol, s.promise).produce(s.cur.cl))
+	s.cur.rows += int64(newOutBatch(b, s.topic, s.format, s.promise).produce(s.cur.cl))
 	return nil
 }
 

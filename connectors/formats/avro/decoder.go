@@ -17,6 +17,11 @@ type Options struct {
 	// converted (their union branch indexes and lengths are still checked,
 	// their range and UTF-8 are not) and their columns come out all NULL.
 	Needed []bool
+	// Required marks the columns a record must give a value (the source's
+	// event-time column): a record whose value for one is null, or whose
+	// writer schema lacks the field, is rejected with a *RecordError
+	// naming it. A required column is always decoded.
+	Required []bool
 }
 
 // column is one decoded table column: the Arrow buffers the decoder writes
@@ -30,6 +35,7 @@ type column struct {
 	typ      arrow.DataType
 	kind     kind
 	nullable bool
+	required bool // Options.Required
 
 	prec, scale int32 // of a decimal
 
@@ -86,7 +92,8 @@ func NewDecoder(schema *arrow.Schema, mem memory.Allocator, opts Options) *Decod
 		nulls:  make([]arrow.Array, schema.NumFields()),
 	}
 	for c := range schema.Fields() {
-		if opts.Needed != nil && c < len(opts.Needed) && !opts.Needed[c] {
+		required := c < len(opts.Required) && opts.Required[c]
+		if opts.Needed != nil && c < len(opts.Needed) && !opts.Needed[c] && !required {
 			d.colOf = append(d.colOf, -1)
 			continue
 		}
@@ -102,6 +109,7 @@ func NewDecoder(schema *arrow.Schema, mem memory.Allocator, opts Options) *Decod
 		col.typ = f.Type
 		col.kind = columnKind(f.Type)
 		col.nullable = f.Nullable
+		col.required = fc < len(opts.Required) && opts.Required[fc]
 		if col.kind == kDecimal {
 			t := f.Type.(*arrow.Decimal128Type)
 			col.prec, col.scale = t.Precision, t.Scale
@@ -280,6 +288,11 @@ func (d *Decoder) AppendWriter(w *Writer, payload []byte) error {
 	d.nulled = d.nulled[:0]
 	if err := d.exec(w.ops, payload); err != nil {
 		return err
+	}
+	for _, col := range d.nulled {
+		if col.required {
+			return &RecordError{Field: col.name, Reason: "null or missing, and it must hold a value (the event-time column)"}
+		}
 	}
 	for _, col := range d.nulled {
 		col.nulls++

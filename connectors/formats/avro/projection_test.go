@@ -58,3 +58,37 @@ func TestProjection(t *testing.T) {
 		dec.Release()
 	}
 }
+
+// TestRequired: a required column (the event time) that is null, or
+// absent from the writer schema, rejects the record; the next one decodes.
+func TestRequired(t *testing.T) {
+	mem := checked(t)
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "k", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "ts", Type: arrow.FixedWidthTypes.Timestamp_ms, Nullable: true},
+	}, nil)
+	dec := NewDecoder(schema, mem, Options{Needed: []bool{true, false}, Required: []bool{false, true}})
+	defer dec.Release()
+	// Reader schema: ["null","string"] then ["null",{long timestamp-millis}].
+	good := []byte{2, 2, 'a', 2, 0xd0, 0x0f} // k="a", ts=1000
+	null := []byte{2, 2, 'b', 0}             // ts null
+	noTS, err := dec.Writer(`{"type":"record","name":"r","fields":[{"name":"k","type":"string"}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `avro field "ts": null or missing, and it must hold a value (the event-time column)`
+	if err := dec.Append(null); err == nil || err.Error()[:len(want)] != want {
+		t.Fatalf("null event time: %v", err)
+	}
+	if err := dec.AppendWriter(noTS, []byte{2, 'c'}); err == nil || err.Error()[:len(want)] != want {
+		t.Fatalf("missing event time: %v", err)
+	}
+	if err := dec.Append(good); err != nil {
+		t.Fatal(err)
+	}
+	rec := dec.Flush()
+	defer rec.Release()
+	if rec.NumRows() != 1 || rec.Column(1).NullN() != 0 || rec.Column(1).(*array.Timestamp).Value(0) != 1000 {
+		t.Fatalf("got %v", rec)
+	}
+}

@@ -1,0 +1,209 @@
+package kafka_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	hamba "github.com/hamba/avro/v2"
+
+	"github.com/clink-dev/clink/connectors/formats/registry"
+)
+
+// devRegistry starts the development Schema Registry on loopback.
+func devRegistry(t *testing.T) (string, *registry.Client) {
+	t.Helper()
+	srv, err := registry.NewServer(registry.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	url := "http://" + ln.Addr().String()
+	cl, err := registry.NewClient(url, registry.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return url, cl
+}
+
+// Two versions of a readings schema: v2 adds a field with a default and
+// widens temp_c from float to double.
+const (
+	readingsV1 = `{"type":"record","name":"Reading","namespace":"test","fields":[
+		{"name":"sensor_id","type":"string"},
+		{"name":"ts","type":{"type":"long","logicalType":"timestamp-millis"}},
+		{"name":"temp_c","type":"float"}]}`
+	readingsV2 = `{"type":"record","name":"Reading","namespace":"test","fields":[
+		{"name":"sensor_id","type":"string"},
+		{"name":"ts","type":{"type":"long","logicalType":"timestamp-millis"}},
+		{"name":"temp_c","type":"double"},
+		{"name":"unit","type":"string","default":"C"}]}`
+)
+
+// confluent encodes v with the writer schema text registered as id, in
+// the Confluent wire format, with hamba/avro (a library we did not write).
+func confluent(t *testing.T, id int, schema string, v map[string]any) string {
+	t.Helper()
+	s, err := hamba.Parse(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := hamba.Marshal(s, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(append(registry.AppendHeader(nil, id), b...))
+}
+
+// TestAvroConfluentEvolution: records written with v1 and v2 of a subject,
+// interleaved on one partition, decode into one table; the sink writes
+// Avro values and keys registered under <topic>-value and <topic>-key,
+// which hamba/avro reads back with the registered schemas.
+func TestAvroConfluentEvolution(t *testing.T) {
+	url, cl := devRegistry(t)
+	ctx := context.Background()
+	v1, err := cl.Register(ctx, "in-value", readingsV1, registry.Avro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, err := cl.Register(ctx, "in-value", readingsV2, registry.Avro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+	b := broker(t, "in:1", "out:1")
+	produce(t, b.Addr(), "in",
+		rec{0, "", confluent(t, v1, readingsV1, map[string]any{"sensor_id": "a", "ts": at(1000), "temp_c": float32(1.5)})},
+		rec{0, "", confluent(t, v2, readingsV2, map[string]any{"sensor_id": "b", "ts": at(2000), "temp_c": 2.25, "unit": "F"})},
+		rec{0, "", confluent(t, v1, readingsV1, map[string]any{"sensor_id": "c", "ts": at(3000), "temp_c": float32(-4)})},
+		rec{0, "", confluent(t, v2, readingsV2, map[string]any{"sensor_id": "a", "ts": at(4000), "temp_c": 0.1, "unit": "C"})},
+	)
+	cols := "sensor_id STRING, ts TIMESTAMP(3), temp_c DOUBLE"
+	src := table("readings", cols, b.Addr(), "in", "format", "avro-confluent", "avro-confluent.url", url,
+		"scan_bounded", "latest", "event_time_column", "ts")
+	res := job(t, src+"SELECT * FROM readings", 1024, 0, 30*time.Second)
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	want := []string{
+		`{"sensor_id":"a","ts":"1970-01-01 00:00:01.000","temp_c":1.5}`,
+		`{"sensor_id":"a","ts":"1970-01-01 00:00:04.000","temp_c":0.1}`,
+		`{"sensor_id":"b","ts":"1970-01-01 00:00:02.000","temp_c":2.25}`,
+		`{"sensor_id":"c","ts":"1970-01-01 00:00:03.000","temp_c":-4}`,
+	}
+	if !reflect.DeepEqual(res.rows, want) {
+		t.Fatalf("rows\n%s\nwant\n%s", strings.Join(res.rows, "\n"), strings.Join(want, "\n"))
+	}
+
+	sink := "CREATE TABLE out (" + cols + ") WITH ('connector' = 'kafka', 'brokers' = '" + b.Addr() + "', 'topic' = 'out', " +
+		"'value.format' = 'avro-confluent', 'value.avro-confluent.url' = '" + url + "', 'key.format' = 'avro-confluent', 'key.fields' = 'sensor_id');\n"
+	if res := job(t, src+sink+"INSERT INTO out SELECT * FROM readings", 1024, 0, 30*time.Second); res.err != nil {
+		t.Fatal(res.err)
+	}
+	var got []string
+	for _, r := range consumeAll(t, b.Addr(), "out") {
+		key, value := decodeConfluent(t, cl, r.Key), decodeConfluent(t, cl, r.Value)
+		got = append(got, fmt.Sprintf("%v %v", key, value))
+	}
+	wantOut := []string{
+		"map[sensor_id:a] map[sensor_id:a temp_c:1.5 ts:1970-01-01 00:00:01 +0000 UTC]",
+		"map[sensor_id:b] map[sensor_id:b temp_c:2.25 ts:1970-01-01 00:00:02 +0000 UTC]",
+		"map[sensor_id:c] map[sensor_id:c temp_c:-4 ts:1970-01-01 00:00:03 +0000 UTC]",
+		"map[sensor_id:a] map[sensor_id:a temp_c:0.1 ts:1970-01-01 00:00:04 +0000 UTC]",
+	}
+	if !reflect.DeepEqual(got, wantOut) {
+		t.Fatalf("sink records\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(wantOut, "\n"))
+	}
+	for _, subject := range []string{"out-value", "out-key"} {
+		if _, err := cl.Latest(ctx, subject); err != nil {
+			t.Errorf("subject %s: %v", subject, err)
+		}
+	}
+}
+
+// decodeConfluent reads a Confluent-framed Avro record with hamba/avro and
+// the schema the registry has for its id.
+func decodeConfluent(t *testing.T, cl *registry.Client, b []byte) map[string]any {
+	t.Helper()
+	id, payload, err := registry.ParseHeader(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := cl.SchemaByID(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema, err := hamba.Parse(s.Text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := hamba.Unmarshal(schema, payload, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestAvroConfluentBadRecords: a wrong magic byte, an unknown schema id, a
+// truncated record and a NULL event time are bad records under on_error.
+func TestAvroConfluentBadRecords(t *testing.T) {
+	url, cl := devRegistry(t)
+	nullable := `{"type":"record","name":"R","fields":[{"name":"sensor_id","type":"string"},{"name":"ts","type":["null","long"]}]}`
+	id, err := cl.Register(context.Background(), "in-value", nullable, registry.Avro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := confluent(t, id, nullable, map[string]any{"sensor_id": "a", "ts": map[string]any{"long": int64(1000)}})
+	b := broker(t, "in:1", "bad:1")
+	produce(t, b.Addr(), "in",
+		rec{0, "", good},
+		rec{0, "", `{"sensor_id":"json"}`},
+		rec{0, "", string(registry.AppendHeader(nil, 999)) + good[5:]},
+		rec{0, "", good[:len(good)-1]},
+		rec{0, "", confluent(t, id, nullable, map[string]any{"sensor_id": "n", "ts": nil})},
+		rec{0, "", good},
+	)
+	opts := []string{"format", "avro-confluent", "avro-confluent.url", url, "scan_bounded", "latest", "event_time_column", "ts"}
+	cols := "sensor_id STRING, ts BIGINT"
+	res := job(t, table("readings", cols, b.Addr(), "in", opts...)+"SELECT sensor_id FROM readings", 1024, 0, 30*time.Second)
+	if want := "kafka source 'readings': topic in partition 0 offset 1: schema registry wire format: wrong magic byte 0x7b (want 0x00)"; res.err == nil || !strings.HasPrefix(res.err.Error(), want) {
+		t.Fatalf("error %v\nwant %s...", res.err, want)
+	}
+	res = job(t, table("readings", cols, b.Addr(), "in", append(opts, "on_error", "dead_letter", "dead_letter_topic", "bad")...)+"SELECT sensor_id FROM readings", 1024, 0, 30*time.Second)
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	if want := []string{`{"sensor_id":"a"}`, `{"sensor_id":"a"}`}; !reflect.DeepEqual(res.rows, want) {
+		t.Fatalf("rows %q, want %q", res.rows, want)
+	}
+	wantErrs := []string{
+		"wrong magic byte 0x7b",
+		"schema id 999",
+		"truncated",
+		`avro field "ts": null or missing, and it must hold a value (the event-time column)`,
+	}
+	got := consumeAll(t, b.Addr(), "bad")
+	if len(got) != len(wantErrs) {
+		t.Fatalf("%d dead letters, want %d", len(got), len(wantErrs))
+	}
+	for i, r := range got {
+		var msg string
+		for _, h := range r.Headers {
+			if h.Key == "clink.error" {
+				msg = string(h.Value)
+			}
+		}
+		if !strings.Contains(msg, wantErrs[i]) {
+			t.Errorf("dead letter %d: clink.error %q, want it to contain %q", i, msg, wantErrs[i])
+		}
+	}
+}
