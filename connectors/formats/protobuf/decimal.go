@@ -184,4 +184,3 @@ func (n *decNumber) toDecimal(b []byte, prec, scale int32) (v decimal128.Num, ok
 	}
 	return v, true
 }
-
