@@ -301,7 +301,11 @@ func (col *column) defaultValue(fd protoreflect.FieldDescriptor) defValue {
 	case col.conv == cTimestamp || col.wrapped && col.conv != cString:
 		// zero
 	case col.conv == cEnum:
-		num := fd.DefaultEnumValue().Number()
+		// Without an explicit default, the first value listed.
+		num := fd.Enum().Values().Get(0).Number()
+		if ev := fd.DefaultEnumValue(); ev != nil {
+			num = ev.Number()
+		}
 		if name := col.enumName(num); name != nil {
 			dv.str = name
 		} else {
