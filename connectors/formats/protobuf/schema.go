@@ -280,7 +280,7 @@ func (b *binding) resolve(f arrow.Field) error {
 		ok = c == cString
 	}
 	if !ok {
-		return bad("a %s field cannot be read as %s", fieldTypeName(fd), f.Type)
+		return bad("its type %s cannot be read as %s", fieldTypeName(fd), f.Type)
 	}
 	return nil
 }
