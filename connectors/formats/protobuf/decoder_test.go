@@ -379,8 +379,8 @@ func TestProjection(t *testing.T) {
 		{Name: "u32", Type: arrow.PrimitiveTypes.Int64},
 	}, nil)
 	var m []byte
-	m = protowire.AppendVarint(protowire.AppendTag(m, 5, protowire.VarintType), 1000) // out of range for i64
-	m = protowire.AppendString(protowire.AppendTag(m, 8, protowire.BytesType), "\xff")  // invalid UTF-8
+	m = protowire.AppendVarint(protowire.AppendTag(m, 5, protowire.VarintType), 1000)  // out of range for i64
+	m = protowire.AppendString(protowire.AppendTag(m, 8, protowire.BytesType), "\xff") // invalid UTF-8
 	m = protowire.AppendVarint(protowire.AppendTag(m, 1, protowire.VarintType), 12)
 	checkRows(t, decodeAll(t, schema, md, Options{Needed: []bool{false, false, true}}, m, m),
 		"NULL|NULL|12", "NULL|NULL|12")
