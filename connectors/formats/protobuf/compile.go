@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -19,16 +20,17 @@ import (
 // ("pkg.Outer.Inner") or by its name relative to the file's package
 // ("Outer.Inner"). Syntax and link errors name file:line:column.
 func Compile(path, message string) (protoreflect.MessageDescriptor, error) {
-	dir, name := filepath.Split(path)
-	if dir == "" {
-		dir = "."
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("protobuf format: %w", err)
 	}
+	// The file is compiled under the path given, so that errors name it
+	// as the user wrote it; its imports are looked up in its directory.
 	c := protocompile.Compiler{
 		Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{
-			ImportPaths: []string{dir},
+			ImportPaths: []string{"", filepath.Dir(path)},
 		}),
 	}
-	return compile(c, name, message)
+	return compile(c, path, message)
 }
 
 // CompileSource compiles .proto source text, as a schema registry hands it
