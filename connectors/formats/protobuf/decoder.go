@@ -50,7 +50,8 @@ type column struct {
 	conv    conv
 	wrapped bool
 	wire    protowire.Type // of the field itself
-	lo, hi  int64          // range of an integer kind
+	op      fastOp
+	lo, hi  int64 // range of an integer kind
 
 	prec, scale int32 // of a decimal
 
@@ -84,6 +85,18 @@ type column struct {
 	data *memory.Buffer // string bytes
 	dat  []byte
 }
+
+// fastOp names the common (field type, column type) pairs that decode
+// reads inline, without the general value switch.
+type fastOp uint8
+
+const (
+	opGeneral fastOp = iota
+	opInt64          // int64 into BIGINT or TIMESTAMP(3)
+	opInt32          // int32 into INT or DATE: the field's range is the column's
+	opDouble         // double into DOUBLE
+	opString         // string into VARCHAR
+)
 
 type enumName struct {
 	num  int32
@@ -236,6 +249,17 @@ func newColumn(f arrow.Field, b *binding, opts Options) (column, error) {
 		conv:    b.conv,
 		wrapped: b.wrapped,
 		wire:    b.wire(),
+	}
+	switch {
+	case col.wrapped:
+	case col.conv == cInt64 && (col.kind == kInt64 || col.kind == kTimestamp):
+		col.op = opInt64
+	case col.conv == cInt32 && (col.kind == kInt32 || col.kind == kDate):
+		col.op = opInt32
+	case col.conv == cDouble && col.kind == kFloat64:
+		col.op = opDouble
+	case col.conv == cString && col.kind == kString:
+		col.op = opString
 	}
 	switch col.kind {
 	case kInt8:
@@ -536,10 +560,9 @@ func (d *Decoder) Append(value []byte) error {
 	return nil
 }
 
-func (d *Decoder) lookup(num protowire.Number) fieldRef {
-	if int(num) < len(d.dense) {
-		return d.dense[num]
-	}
+// lookupSparse is what field number num, beyond the dense table, is to
+// the decoder.
+func (d *Decoder) lookupSparse(num protowire.Number) fieldRef {
 	s := d.sparse
 	i := sort.Search(len(s), func(i int) bool { return s[i].num >= num })
 	if i < len(s) && s[i].num == num {
@@ -567,7 +590,12 @@ func (d *Decoder) decode(b []byte) *RecordError {
 		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
 			return &RecordError{Offset: start, Reason: fmt.Sprintf("invalid field number %d", tag>>3)}
 		}
-		ref := d.lookup(num)
+		var ref fieldRef
+		if int(num) < len(d.dense) {
+			ref = d.dense[num]
+		} else {
+			ref = d.lookupSparse(num)
+		}
 		if ref.oneof >= 0 {
 			d.oneof(ref)
 		}
@@ -584,6 +612,65 @@ func (d *Decoder) decode(b []byte) *RecordError {
 			return &RecordError{Offset: start, Field: col.field,
 				Reason: fmt.Sprintf("wire type %s, want %s for its declared type", wireTypeName(wt), wireTypeName(col.wire))}
 		}
+		switch col.op {
+		case opInt64, opInt32:
+			var u uint64
+			if i < len(b) && b[i] < 0x80 {
+				u = uint64(b[i])
+				i++
+			} else {
+				v, n := protowire.ConsumeVarint(b[i:])
+				if n < 0 {
+					return wireError(i, n)
+				}
+				u, i = v, i+n
+			}
+			if col.op == opInt64 {
+				col.v8[d.n] = u
+			} else {
+				col.v4[d.n] = uint32(u)
+			}
+			d.isSet(col)
+			continue
+		case opDouble:
+			if len(b)-i < 8 {
+				return &RecordError{Offset: i, Reason: "truncated"}
+			}
+			col.v8[d.n] = binary.LittleEndian.Uint64(b[i:])
+			i += 8
+			d.isSet(col)
+			continue
+		case opString:
+			var l uint64
+			at := i
+			if i < len(b) && b[i] < 0x80 {
+				l = uint64(b[i])
+				i++
+			} else {
+				v, n := protowire.ConsumeVarint(b[i:])
+				if n < 0 {
+					return wireError(i, n)
+				}
+				l, i = v, i+n
+			}
+			if l > uint64(len(b)-i) {
+				return &RecordError{Offset: at, Reason: "truncated"}
+			}
+			s := b[i : i+int(l)]
+			i += int(l)
+			if !isASCII(s) && !utf8.Valid(s) {
+				return &RecordError{Offset: at, Field: col.field, Reason: "invalid UTF-8 in a string field"}
+			}
+			start := int(col.off[d.n])
+			if e := start + len(s); e <= len(col.dat) {
+				copy(col.dat[start:e], s)
+				col.off[d.n+1] = int32(e)
+				d.isSet(col)
+			} else if err := d.putString(col, s, at); err != nil {
+				return err
+			}
+			continue
+		}
 		var err *RecordError
 		if col.wrapped {
 			i, err = d.wrapper(col, b, i)
@@ -595,6 +682,23 @@ func (d *Decoder) decode(b []byte) *RecordError {
 		}
 	}
 	return nil
+}
+
+// isASCII reports whether short s is all ASCII, a word at a time; longer
+// strings go to utf8.Valid, which has its own ASCII fast path.
+func isASCII(s []byte) bool {
+	if len(s) > 32 {
+		return false
+	}
+	var acc uint64
+	for len(s) >= 8 {
+		acc |= binary.LittleEndian.Uint64(s)
+		s = s[8:]
+	}
+	for _, c := range s {
+		acc |= uint64(c)
+	}
+	return acc&0x8080808080808080 == 0
 }
 
 // oneof records that the row saw a member of ref's oneof: the member seen
