@@ -457,3 +457,44 @@ message M {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestSkipUnknown: fields the reader does not read, of every wire type
+// (groups included) and around a field numbered beyond the dense table,
+// are skipped as proto.Unmarshal skips them.
+func TestSkipUnknown(t *testing.T) {
+	const src = `syntax = "proto2";
+message R {
+  optional int64 a = 1;
+  optional string far = 100000;
+  optional group G = 7 { optional int32 x = 1; }
+  optional fixed32 f = 8;
+}`
+	md := mustCompile(t, src, "R")
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "a", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "far", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	tag := protowire.AppendTag
+	var m []byte
+	m = protowire.AppendVarint(tag(m, 2, protowire.VarintType), 1<<40)
+	m = protowire.AppendFixed32(tag(m, 3, protowire.Fixed32Type), 7)
+	m = protowire.AppendFixed64(tag(m, 4, protowire.Fixed64Type), 7)
+	m = protowire.AppendString(tag(m, 5, protowire.BytesType), "skip me")
+	m = tag(m, 7, protowire.StartGroupType)
+	m = protowire.AppendVarint(tag(m, 1, protowire.VarintType), 3)
+	m = tag(m, 9, protowire.StartGroupType) // a nested unknown group
+	m = protowire.AppendString(tag(m, 1, protowire.BytesType), "x")
+	m = tag(m, 9, protowire.EndGroupType)
+	m = tag(m, 7, protowire.EndGroupType)
+	m = protowire.AppendVarint(tag(m, 1, protowire.VarintType), 42)
+	m = protowire.AppendString(tag(m, 100000, protowire.BytesType), "far away")
+	m = protowire.AppendVarint(tag(m, 99999, protowire.VarintType), 1)
+	m = protowire.AppendFixed32(tag(m, 8, protowire.Fixed32Type), 5)
+	ref := dynamicpb.NewMessage(md)
+	if err := proto.Unmarshal(m, ref); err != nil {
+		t.Fatal(err)
+	}
+	want := dynamicCell(t, ref, schema.Field(0), false) + "|" + dynamicCell(t, ref, schema.Field(1), false)
+	checkRows(t, decodeAll(t, schema, md, Options{}, m), want)
+	checkRows(t, []string{want}, `42|"far away"`)
+}

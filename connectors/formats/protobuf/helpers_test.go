@@ -28,6 +28,8 @@ enum Color {
   GREEN = 1;
   BLUE = 2;
   INFRARED = 1000;
+  NEGATIVE = -5;
+  FAR = 50000;
 }
 
 message Inner {
@@ -105,7 +107,7 @@ func mustCompile(t testing.TB, text, msg string) protoreflect.MessageDescriptor 
 	return md
 }
 
-var colors = []string{"RED", "GREEN", "BLUE", "INFRARED", "77"}
+var colors = []string{"RED", "GREEN", "BLUE", "INFRARED", "NEGATIVE", "FAR", "77", "-3", "2147483647"}
 
 var words = []string{"", "a", "sensor-0001", "héllo wörld", "日本語", strings.Repeat("x", 200), "with\x00nul"}
 
