@@ -56,7 +56,11 @@
 // writer leaves zero values out), so it always reads as its zero value,
 // as in Flink. An absent string field for a DECIMAL column ("" is no
 // number) is NULL, or an error in a NOT NULL column. A present wrapper
-// without its value field holds the zero value.
+// without its value field holds the zero value. Proto2 'required' is not
+// enforced: a missing required field reads like an absent optional one.
+// An enum number without a name reads as its decimal text also for a
+// proto2 (closed) enum, where proto.Unmarshal would keep it as an unknown
+// field.
 //
 // 'protobuf.ignore-parse-errors' is the connector's: Append returns a
 // *RecordError for a bad record and appends nothing, so the connector can
@@ -64,6 +68,10 @@
 // in arrays and maps, which no column has.
 //
 // # Decoding
+//
+// Append takes a bare serialized message: a connector strips any framing
+// first (the Confluent schema registry's magic byte, schema id and message
+// indexes).
 //
 // Decoder parses the wire format with protowire, driven by the reader's
 // descriptor: each field number is looked up in a table and its value
@@ -102,6 +110,8 @@
 // text ("-12.340"); an enum column's text is a value name or a number.
 // NewEncoder refuses a column whose values a field cannot hold (BIGINT into
 // a 32-bit field, any integer into an unsigned field, DOUBLE into float).
+// A NULL for a proto2 'required' field is left out too, which makes a
+// message that strict readers reject.
 //
 // MessageFor derives a proto3 message from a table's columns for a sink
 // that must register a schema; its doc gives the mapping (TIMESTAMP(3) as

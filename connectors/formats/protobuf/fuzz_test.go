@@ -6,8 +6,10 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/clink-dev/clink/vector"
 )
@@ -30,11 +32,38 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{0x0a, 0x80})
 	f.Add([]byte{0xa2, 0x01, 0x02, 0x08, 0x01}) // the packed repeated field 22
+	// More readers of the same bytes: oneofs, proto2 defaults, NOT NULL.
+	oneofMD := mustCompile(f, oneofSrc, "O")
+	oneofSchema := arrow.NewSchema([]arrow.Field{
+		{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "y", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "k", Type: arrow.PrimitiveTypes.Int8},
+	}, nil)
+	p2MD := mustCompile(f, proto2Src, "P2")
+	p2Schema := arrow.NewSchema([]arrow.Field{
+		{Name: "a", Type: arrow.PrimitiveTypes.Int16},
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "level", Type: arrow.BinaryTypes.String},
+		{Name: "dec", Type: &arrow.Decimal128Type{Precision: 5, Scale: 2}},
+		{Name: "ok", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
+	}, nil)
+	type reader struct {
+		schema *arrow.Schema
+		md     protoreflect.MessageDescriptor
+		opts   Options
+	}
+	readers := []reader{
+		{allSchema, md, Options{}},
+		{allSchema, md, Options{ReadDefaultValues: true}},
+		{allSchema, md, Options{Needed: []bool{true, false, true, false}}},
+		{oneofSchema, oneofMD, Options{}},
+		{p2Schema, p2MD, Options{}},
+	}
 	f.Fuzz(func(t *testing.T, msg []byte) {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		defer mem.AssertSize(t, 0)
-		for _, opts := range []Options{{}, {ReadDefaultValues: true}, {Needed: []bool{true, false, true, false}}} {
-			dec, err := NewDecoder(allSchema, md, mem, opts)
+		for _, rd := range readers {
+			dec, err := NewDecoder(rd.schema, rd.md, mem, rd.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
