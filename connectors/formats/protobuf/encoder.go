@@ -266,7 +266,8 @@ func (c *encColumn) value(dst []byte, i int) ([]byte, error) {
 			if v == 0 {
 				return append(dst, 0), nil
 			}
-			dst = protowire.AppendVarint(dst, uint64(1+intSize(c.conv, v)))
+			// Int32Value or Int64Value: a plain varint.
+			dst = protowire.AppendVarint(dst, uint64(1+protowire.SizeVarint(uint64(v))))
 			dst = append(dst, byte(1<<3|c.conv.wire()))
 		}
 		return appendInt(dst, c.conv, v), nil
@@ -373,18 +374,6 @@ func appendInt(dst []byte, c conv, v int64) []byte {
 		return protowire.AppendFixed64(dst, uint64(v))
 	}
 	return protowire.AppendVarint(dst, uint64(v))
-}
-
-func intSize(c conv, v int64) int {
-	switch c {
-	case cSint32, cSint64:
-		return protowire.SizeVarint(protowire.EncodeZigZag(v))
-	case cSfixed32:
-		return 4
-	case cSfixed64:
-		return 8
-	}
-	return protowire.SizeVarint(uint64(v))
 }
 
 // appendDecimal appends the unscaled value v with scale digits after the
