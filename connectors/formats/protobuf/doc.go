@@ -103,7 +103,8 @@
 // # Encoding
 //
 // Encoder writes rows as messages of the same mapping, for sinks, in
-// field-number order. NULL values are left out (a field without presence
+// field-number order: the bytes proto.Marshal writes for the same values
+// (TestRoundTrip checks it), without a message object. NULL values are left out (a field without presence
 // then reads back as its zero value, as in Flink), and so are zero values
 // of fields without presence, as proto.Marshal does. TIMESTAMP(3) becomes a
 // Timestamp message, or epoch ms for an integer field; DECIMAL its plain
