@@ -29,6 +29,18 @@ type Table struct {
 	Runtime Runtime
 }
 
+// Required marks the columns a record must give a value: the event-time
+// column (Flink fails on a NULL rowtime; a record without one is a bad
+// record under on_error). Nil without an event-time column.
+func (t *Table) Required() []bool {
+	if t.EventTimeCol < 0 {
+		return nil
+	}
+	r := make([]bool, t.Schema.NumFields())
+	r[t.EventTimeCol] = true
+	return r
+}
+
 // Runtime carries engine settings that are not SQL: batch shape, memory,
 // where printed output goes.
 type Runtime struct {

@@ -208,11 +208,15 @@ func kafkaConsume(args []string) error {
 	timeout := fs.Duration("timeout", 0, "stop when no record arrived for this long")
 	count := fs.Bool("count", false, "print only the number of records read (a bare franz-go consume loop, for benchmarks)")
 	pools := fs.Bool("pools", false, "recycle records and decompression buffers through pools, as the Kafka source does (benchmarks)")
+	isolation := fs.String("isolation-level", "read_committed", "read_committed (records of committed transactions and non-transactional ones) or read_uncommitted (every record, aborted transactions' too)")
 	if err := fs.Parse(args); err != nil {
 		return &usageError{}
 	}
 	if *topic == "" {
 		return &usageError{"consume needs --topic"}
+	}
+	if *isolation != "read_committed" && *isolation != "read_uncommitted" {
+		return &usageError{fmt.Sprintf("--isolation-level must be read_committed or read_uncommitted, not %q", *isolation)}
 	}
 	cc, err := cf.config()
 	if err != nil {
@@ -221,7 +225,7 @@ func kafkaConsume(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
-	n, err := kafka.Consume(ctx, cc, kafka.ConsumeConfig{Topic: *topic, FromBeginning: *fromBeginning, ToEnd: *toEnd, Max: *maxN, Idle: *timeout, CountOnly: *count, Pools: *pools}, os.Stdout)
+	n, err := kafka.Consume(ctx, cc, kafka.ConsumeConfig{Topic: *topic, ReadUncommitted: *isolation == "read_uncommitted", FromBeginning: *fromBeginning, ToEnd: *toEnd, Max: *maxN, Idle: *timeout, CountOnly: *count, Pools: *pools}, os.Stdout)
 	if *count {
 		fmt.Println(n)
 	}

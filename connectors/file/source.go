@@ -2,6 +2,7 @@ package file
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -140,7 +141,7 @@ func (s *Source) Run(ctx context.Context, emit func(engine.Message) error) error
 	if linger <= 0 {
 		linger = 20 * time.Millisecond
 	}
-	dec := cjson.NewDecoder(t.Schema, vector.NewPool(rt.Mem, decodePool), cjson.Options{Needed: t.Needed})
+	dec := cjson.NewDecoder(t.Schema, vector.NewPool(rt.Mem, decodePool), cjson.Options{Needed: t.Needed, Required: t.Required()})
 	defer dec.Release()
 	wms := engine.NewPartitionWatermarks(len(s.files), t.WatermarkLag)
 	s.wms = wms
@@ -405,8 +406,16 @@ func (l *lineReader) next(deadline time.Time) ([]byte, error) {
 	}
 	l.lineNo++
 	l.pos += int64(len(line))
+	if l.pos == int64(len(line)) {
+		// A UTF-8 byte-order mark may start a file (editors on Windows
+		// write one); it is not part of the first record.
+		line = bytes.TrimPrefix(line, utf8BOM)
+	}
 	return trimEOL(line), nil
 }
+
+// utf8BOM is the UTF-8 encoding of U+FEFF, the byte-order mark.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 func (l *lineReader) close() {
 	if l.f != nil {

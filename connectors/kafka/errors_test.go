@@ -156,3 +156,66 @@ func TestOptionErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestSourceBadRecordContract: a NULL or missing event time, invalid UTF-8
+// and a byte-order mark are bad records under every on_error mode, named
+// by topic/partition/offset and field.
+func TestSourceBadRecordContract(t *testing.T) {
+	input := []rec{
+		{0, "", `{"sensor_id":"a","ts":1000,"v":1}`},
+		{0, "", `{"sensor_id":"b","v":2}`},
+		{0, "", `{"sensor_id":"c","ts":null,"v":3}`},
+		{0, "", "{\"sensor_id\":\"d\xff\",\"ts\":1500,\"v\":4}"},
+		{0, "", "\ufeff{\"sensor_id\":\"e\",\"ts\":1600,\"v\":5}"},
+		{0, "", `{"sensor_id":"f","ts":2000,"v":6}`},
+	}
+	errs := []string{
+		`topic in partition 0 offset 1: field "ts": null or missing, and it must hold a value (the event-time column)`,
+		`topic in partition 0 offset 2: field "ts": null or missing, and it must hold a value (the event-time column)`,
+		`topic in partition 0 offset 3: field "sensor_id": invalid UTF-8 in a string: byte 0xff at column 16`,
+		`topic in partition 0 offset 4: invalid JSON at column 1: expected an object, found a UTF-8 byte-order mark (U+FEFF)`,
+	}
+	b := broker(t, "in:1", "bad:1")
+	produce(t, b.Addr(), "in", input...)
+	opts := []string{"scan_bounded", "latest", "event_time_column", "ts"}
+	query := "SELECT sensor_id, v FROM readings"
+
+	res := job(t, table("readings", cols, b.Addr(), "in", opts...)+query, 1024, 0, 30*time.Second)
+	if want := "kafka source 'readings': " + errs[0]; res.err == nil || res.err.Error() != want {
+		t.Fatalf("fail: error %v\nwant %s", res.err, want)
+	}
+
+	want := []string{`{"sensor_id":"a","v":1}`, `{"sensor_id":"f","v":6}`}
+	res = job(t, table("readings", cols, b.Addr(), "in", append(opts, "on_error", "skip")...)+query, 1024, 0, 30*time.Second)
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	if !reflect.DeepEqual(res.rows, want) {
+		t.Fatalf("skip: rows %q, want %q", res.rows, want)
+	}
+	if n := res.total("records_skipped"); n != 4 {
+		t.Errorf("records_skipped = %d, want 4", n)
+	}
+
+	res = job(t, table("readings", cols, b.Addr(), "in", append(opts, "on_error", "dead_letter", "dead_letter_topic", "bad")...)+query, 1024, 0, 30*time.Second)
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	if !reflect.DeepEqual(res.rows, want) {
+		t.Fatalf("dead_letter: rows %q, want %q", res.rows, want)
+	}
+	got := consumeAll(t, b.Addr(), "bad")
+	if len(got) != len(errs) {
+		t.Fatalf("%d dead letters, want %d", len(got), len(errs))
+	}
+	for i, r := range got {
+		h := map[string]string{}
+		for _, kv := range r.Headers {
+			h[kv.Key] = string(kv.Value)
+		}
+		_, wantErr, _ := strings.Cut(errs[i], ": ")
+		if string(r.Value) != input[i+1].value || h["clink.error"] != wantErr {
+			t.Errorf("dead letter %d: value %q error %q, want %q", i, r.Value, h["clink.error"], wantErr)
+		}
+	}
+}

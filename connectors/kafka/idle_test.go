@@ -195,10 +195,10 @@ func TestSourceIdleSubtasks(t *testing.T) {
 			want1 := model.closed(w1)
 
 			ddl := table("r", "sensor_id STRING, ts BIGINT, v BIGINT", b.Addr(), "r",
-				"event_time_column", "ts", "watermark_lag_ms", fmt.Sprint(idleLag), "idle_timeout_ms", "1000")
+				"event_time_column", "ts", "watermark_lag_ms", fmt.Sprint(idleLag), "idle_timeout_ms", "1000", "on_error", "skip")
 			if c.scan > 0 {
 				ddl = table("r", "sensor_id STRING, ts BIGINT, v BIGINT", b.Addr(), "r",
-					"event_time_column", "ts", "watermark_lag_ms", fmt.Sprint(idleLag), "idle_timeout_ms", "1000", "scan.parallelism", fmt.Sprint(c.scan))
+					"event_time_column", "ts", "watermark_lag_ms", fmt.Sprint(idleLag), "idle_timeout_ms", "1000", "on_error", "skip", "scan.parallelism", fmt.Sprint(c.scan))
 			}
 			var r idleJob
 			if c.cluster {
@@ -206,9 +206,9 @@ func TestSourceIdleSubtasks(t *testing.T) {
 			} else {
 				r = embeddedJob{startParallel(t, ddl+windowQuery, par, 2*time.Minute)}
 			}
-			// Partitions 0 and 1 stay live: rows without an event time
-			// keep them from going idle without moving their watermark
-			// (and count in no window).
+			// Partitions 0 and 1 stay live: records without an event time
+			// (bad records, skipped) keep them from going idle without
+			// moving their watermark.
 			alive := make(chan struct{})
 			kept := make(chan struct{})
 			go func() {

@@ -76,6 +76,7 @@ func sourceOf(t *connectors.Table) (*Source, error) {
 		group:   o["group_id"],
 		reset:   o["auto_offset_reset"],
 		bounded: o["scan_bounded"] == "latest",
+		dirty:   o["isolation_level"] == "read_uncommitted",
 		idle:    time.Duration(o.Int("idle_timeout_ms")) * time.Millisecond,
 	}
 	if s.idle < 0 {
@@ -147,6 +148,7 @@ type Source struct {
 	group      string
 	reset      string
 	bounded    bool
+	dirty      bool // isolation_level = 'read_uncommitted'
 	idle       time.Duration
 	starts     map[int32]int64 // start_offsets
 	startTS    int64
@@ -327,8 +329,12 @@ func (s *Source) open(ctx context.Context) (*reader, error) {
 		return nil, s.errorf("topic %s: listing start offsets: %v", s.topic, err)
 	}
 	var ends kadm.ListedOffsets
-	if s.bounded {
+	if s.bounded && s.dirty {
 		ends, err = adm.ListEndOffsets(lctx, s.topic)
+	} else if s.bounded {
+		ends, err = adm.ListCommittedOffsets(lctx, s.topic) // last stable offsets
+	}
+	if s.bounded {
 		if err == nil {
 			err = ends.Error()
 		}
@@ -386,6 +392,9 @@ func (s *Source) open(ctx context.Context) (*reader, error) {
 	// MB/s per millisecond of latency.
 	opts := []kgo.Opt{kgo.ConsumeResetOffset(resetTo), kgo.KeepControlRecords(), kgo.WithPools(&recordPool{}),
 		kgo.FetchMaxBytes(512 << 10), kgo.FetchMaxPartitionBytes(128 << 10), kgo.MaxConcurrentFetches(2)}
+	if !s.dirty {
+		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	}
 	if len(consume) > 0 {
 		opts = append(opts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{s.topic: consume}))
 	}
@@ -402,7 +411,7 @@ func (s *Source) open(ctx context.Context) (*reader, error) {
 	if r.linger <= 0 {
 		r.linger = 20 * time.Millisecond
 	}
-	r.dec = cjson.NewDecoder(t.Schema, vector.NewPool(rt.Mem, decodePool), cjson.Options{Needed: t.Needed})
+	r.dec = cjson.NewDecoder(t.Schema, vector.NewPool(rt.Mem, decodePool), cjson.Options{Needed: t.Needed, Required: t.Required()})
 	r.wms = engine.NewPartitionWatermarks(len(ids), t.WatermarkLag)
 	r.lastWM = engine.MinWatermark
 	if s.restoreTS != nil {

@@ -263,7 +263,7 @@ func TestSourceRowWatermarks(t *testing.T) {
 		&kgo.Record{Partition: 0, Value: []byte(value(0, 0, 1000))},
 		&kgo.Record{Partition: 0, Value: []byte(value(0, 1, 5000))},
 		&kgo.Record{Partition: 0, Value: []byte(value(0, 2, 3000))},
-		&kgo.Record{Partition: 0, Value: []byte(`{"p":0,"n":3}`)}, // null time: does not advance
+		&kgo.Record{Partition: 0, Value: []byte(value(0, 3, 2000))}, // behind: does not advance
 		&kgo.Record{Partition: 0, Value: []byte(value(0, 4, 6000))},
 		&kgo.Record{Partition: 1, Value: []byte(value(1, 0, 2000))},
 		&kgo.Record{Partition: 1, Value: []byte(value(1, 1, 2500))},

@@ -277,6 +277,12 @@ func slowField(line []byte, name string) ([]byte, bool, error) {
 // ConsumeConfig says what to read and when to stop.
 type ConsumeConfig struct {
 	Topic string
+	// ReadUncommitted reads every record, those of open and aborted
+	// transactions too (Kafka's isolation.level=read_uncommitted).
+	// Otherwise (the default) only committed ones are read, as a
+	// consumer of an exactly-once topic must, and ToEnd stops at each
+	// partition's last stable offset.
+	ReadUncommitted bool
 	// FromBeginning starts every partition at its first offset; otherwise
 	// at its end (only records produced from now on).
 	FromBeginning bool
@@ -308,7 +314,7 @@ func Consume(ctx context.Context, cc *ClientConfig, cfg ConsumeConfig, out io.Wr
 		admin.Close()
 		return 0, err
 	}
-	starts, ends, err := listOffsets(ctx, cc, admin, cfg.Topic, cfg.FromBeginning, cfg.ToEnd)
+	starts, ends, err := listOffsets(ctx, cc, admin, cfg.Topic, cfg.FromBeginning, cfg.ToEnd, !cfg.ReadUncommitted)
 	admin.Close()
 	if err != nil {
 		return 0, err
@@ -326,6 +332,9 @@ func Consume(ctx context.Context, cc *ClientConfig, cfg ConsumeConfig, out io.Wr
 		return 0, nil
 	}
 	opts := []kgo.Opt{kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{cfg.Topic: parts}), kgo.KeepControlRecords()}
+	if !cfg.ReadUncommitted {
+		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	}
 	if cfg.Pools {
 		opts = append(opts, kgo.WithPools(&recordPool{}))
 	}
@@ -401,8 +410,9 @@ func Consume(ctx context.Context, cc *ClientConfig, cfg ConsumeConfig, out io.Wr
 }
 
 // listOffsets lists every partition's start offset (first or end) and, if
-// asked, its end offset.
-func listOffsets(ctx context.Context, cc *ClientConfig, cl *kgo.Client, topic string, first, withEnds bool) (starts, ends map[int32]int64, err error) {
+// asked, its end offset: the last stable offset if committed, else the
+// high watermark.
+func listOffsets(ctx context.Context, cc *ClientConfig, cl *kgo.Client, topic string, first, withEnds, committed bool) (starts, ends map[int32]int64, err error) {
 	ctx, cancel := context.WithTimeout(ctx, cc.timeout())
 	defer cancel()
 	adm := kadm.NewClient(cl)
@@ -427,6 +437,10 @@ func listOffsets(ctx context.Context, cc *ClientConfig, cl *kgo.Client, topic st
 	if err != nil || !withEnds {
 		return starts, nil, err
 	}
-	ends, err = conv(adm.ListEndOffsets(ctx, topic))
+	if committed {
+		ends, err = conv(adm.ListCommittedOffsets(ctx, topic))
+	} else {
+		ends, err = conv(adm.ListEndOffsets(ctx, topic))
+	}
 	return starts, ends, err
 }

@@ -25,6 +25,12 @@ type Options struct {
 	// integer column's 1.5 or 1e30 passes), and their columns come out
 	// all NULL.
 	Needed []bool
+	// Required marks the columns that must hold a value: a record whose
+	// field is missing or null is rejected (a *RecordError naming the
+	// field) rather than decoded with a NULL. Sources mark their
+	// event-time column, as Flink fails on a NULL rowtime. A required
+	// column is always decoded, whatever Needed says.
+	Required []bool
 }
 
 // kind is a column's type as the decoder and encoder handle it.
@@ -208,6 +214,7 @@ type Decoder struct {
 	gen      uint32 // current row's stamp for column.set
 	nset     int    // columns set in the current row
 	nullCols int    // columns with a null in the batch so far
+	required []int  // decoded columns that must hold a value
 }
 
 // minRows is the room the first batch starts with.
@@ -232,7 +239,11 @@ func NewDecoder(schema *arrow.Schema, mem memory.Allocator, opts Options) *Decod
 	}
 	for c, f := range schema.Fields() {
 		d.names = append(d.names, []byte(f.Name))
-		if opts.Needed != nil && c < len(opts.Needed) && !opts.Needed[c] {
+		required := c < len(opts.Required) && opts.Required[c]
+		if required {
+			d.required = append(d.required, len(d.pos))
+		}
+		if opts.Needed != nil && c < len(opts.Needed) && !opts.Needed[c] && !required {
 			d.colOf = append(d.colOf, -2-len(d.skips))
 			d.skips = append(d.skips, column{name: f.Name, typ: f.Type, kind: decodeKind(f.Type)})
 			continue
@@ -434,6 +445,13 @@ func (d *Decoder) Append(line []byte) error {
 	if err := d.decode(line); err != nil {
 		return err
 	}
+	if d.nset != len(d.cols) {
+		for _, c := range d.required {
+			if col := &d.cols[c]; col.set != d.gen {
+				return &RecordError{Field: col.name, Reason: "null or missing, and it must hold a value (the event-time column)"}
+			}
+		}
+	}
 	d.commit()
 	return nil
 }
@@ -591,6 +609,9 @@ func (d *Decoder) value(col *column, line []byte, i int) (int, *RecordError) {
 		} else {
 			var err *RecordError
 			if s, end, d.buf, err = decodeString(line, i, d.buf); err != nil {
+				if !err.syntax {
+					err.Field = col.name
+				}
 				return 0, err
 			}
 		}

@@ -307,7 +307,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 	}
 	got := rows(again)
 	for i := range want {
-		// Invalid UTF-8 became U+FFFD on the way in; all else is exact.
+		// Every value comes back exactly (invalid UTF-8 was refused on the way in).
 		if got[i] != want[i] {
 			t.Fatalf("row %d: got %s, want %s", i, got[i], want[i])
 		}

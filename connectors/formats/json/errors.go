@@ -52,6 +52,12 @@ func syntaxReason(i int, reason string) *RecordError {
 	return &RecordError{Column: i + 1, Reason: reason, syntax: true}
 }
 
+// invalidUTF8 reports the byte at line[j] that starts no valid UTF-8
+// sequence inside a string.
+func invalidUTF8(line []byte, j int) *RecordError {
+	return &RecordError{Column: j + 1, Reason: fmt.Sprintf("invalid UTF-8 in a string: byte %#02x at column %d", line[j], j+1)}
+}
+
 // quoteByte shows the character at line[i] for an error message.
 func quoteByte(line []byte, i int) string {
 	c := line[i]
@@ -62,6 +68,9 @@ func quoteByte(line []byte, i int) string {
 		return "'" + string(rune(c)) + "'"
 	}
 	r, _ := utf8.DecodeRune(line[i:])
+	if r == '\uFEFF' {
+		return "a UTF-8 byte-order mark (U+FEFF)"
+	}
 	if r == utf8.RuneError {
 		return fmt.Sprintf("byte %#02x", c)
 	}

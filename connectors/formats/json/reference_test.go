@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -85,6 +86,9 @@ func refValue(t arrow.DataType, raw []byte) (string, error) {
 	case arrow.STRING:
 		if raw[0] != '"' {
 			return "", errors.New("not a string")
+		}
+		if !utf8.Valid(raw) {
+			return "", errors.New("invalid UTF-8") // encoding/json would replace it
 		}
 		var s string
 		if err := stdjson.Unmarshal(raw, &s); err != nil {

@@ -87,7 +87,8 @@ func skipWS(line []byte, i int) int {
 // returns its value and the index after the closing quote. The value is a
 // subslice of line when the string holds neither escapes nor invalid UTF-8;
 // otherwise it is decoded onto the end of buf (returned grown), replacing
-// invalid UTF-8 and unpaired surrogates with U+FFFD as encoding/json does.
+// unpaired surrogate escapes with U+FFFD as encoding/json does. Invalid
+// UTF-8 is an error (encoding/json would replace it too, silently).
 func decodeString(line []byte, i int, buf []byte) (s []byte, end int, _ []byte, err *RecordError) {
 	start := i + 1
 	j := start
@@ -169,10 +170,9 @@ func decodeString(line []byte, i int, buf []byte) (s []byte, end int, _ []byte, 
 		default:
 			r, size := utf8.DecodeRune(line[j:])
 			if r == utf8.RuneError && size == 1 {
-				buf = append(buf, "\uFFFD"...)
-			} else {
-				buf = append(buf, line[j:j+size]...)
+				return nil, 0, buf, invalidUTF8(line, j)
 			}
+			buf = append(buf, line[j:j+size]...)
 			j += size
 		}
 	}
