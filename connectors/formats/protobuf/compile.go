@@ -18,7 +18,9 @@ import (
 // file's directory (and the well-known google/protobuf/*.proto files), and
 // returns the descriptor of message, given by its full name
 // ("pkg.Outer.Inner") or by its name relative to the file's package
-// ("Outer.Inner"). Syntax and link errors name file:line:column.
+// ("Outer.Inner"); "" is the file's first message, as for a schema
+// registry's empty message indexes. Syntax and link errors name
+// file:line:column.
 func Compile(path, message string) (protoreflect.MessageDescriptor, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("protobuf format: %w", err)
@@ -56,7 +58,35 @@ func compile(c protocompile.Compiler, name, message string) (protoreflect.Messag
 		}
 		return nil, fmt.Errorf("protobuf format: %w", err)
 	}
+	if message == "" {
+		return MessageAt(files[0], nil)
+	}
 	return findMessage(files[0], message)
+}
+
+// MessageAt is the message a Confluent schema registry's message indexes
+// (registry.ParseIndexes) select in file: the first index picks a
+// top-level message, each further one a message nested in the one before;
+// no indexes select the first message. For the file of a descriptor
+// Compile returned, pass md.ParentFile().
+func MessageAt(file protoreflect.FileDescriptor, indexes []int) (protoreflect.MessageDescriptor, error) {
+	if len(indexes) == 0 {
+		indexes = []int{0}
+	}
+	ms := file.Messages()
+	var md protoreflect.MessageDescriptor
+	for k, i := range indexes {
+		if i < 0 || i >= ms.Len() {
+			where := file.Path()
+			if md != nil {
+				where = string(md.FullName())
+			}
+			return nil, fmt.Errorf("protobuf format: message indexes %v: %s has %d messages, no index %d (at position %d)", indexes, where, ms.Len(), i, k)
+		}
+		md = ms.Get(i)
+		ms = md.Messages()
+	}
+	return md, nil
 }
 
 // findMessage looks message up in f by full name, then relative to f's

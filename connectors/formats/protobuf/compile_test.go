@@ -183,3 +183,30 @@ func TestEncoderEnum(t *testing.T) {
 	enumSchema := arrow.NewSchema(schema.Fields()[:1], nil)
 	checkRows(t, decodeAll(t, enumSchema, md, Options{}, buf[:ends[0]], buf[ends[0]:ends[1]]), `"ONE"`, `"42"`)
 }
+
+func TestMessageAt(t *testing.T) {
+	const src = `syntax = "proto3";
+message A { message A1 {} message A2 { message Deep {} } }
+message B {}`
+	first, err := CompileSource("idx.proto", src, "")
+	if err != nil || first.FullName() != "A" {
+		t.Fatalf("got %v, %v", first, err)
+	}
+	file := first.ParentFile()
+	for _, tc := range []struct {
+		indexes []int
+		want    string
+	}{
+		{nil, "A"}, {[]int{0}, "A"}, {[]int{1}, "B"}, {[]int{0, 1}, "A.A2"}, {[]int{0, 1, 0}, "A.A2.Deep"},
+	} {
+		md, err := MessageAt(file, tc.indexes)
+		if err != nil || string(md.FullName()) != tc.want {
+			t.Errorf("%v: got %v, %v; want %s", tc.indexes, md, err, tc.want)
+		}
+	}
+	for _, bad := range [][]int{{2}, {0, 2}, {1, 0}, {-1}} {
+		if _, err := MessageAt(file, bad); err == nil || !strings.Contains(err.Error(), "message indexes") {
+			t.Errorf("%v: got %v", bad, err)
+		}
+	}
+}
