@@ -10,7 +10,9 @@
 // descriptor; errors name file:line:column, and an unknown message name
 // lists the messages the file defines. The message name is Flink's
 // 'protobuf.message-class-name', spelled as the .proto file's full name
-// ("pkg.Msg" or, relative to the package, "Msg" or "Outer.Inner").
+// ("pkg.Msg" or, relative to the package, "Msg" or "Outer.Inner"; "" is
+// the first message). For records framed by a Confluent schema registry,
+// MessageAt picks the message their message indexes name.
 //
 // Columns are matched to fields by name: exactly, else case-insensitively
 // (an ambiguous match is an error), as Flink's protobuf format matches
@@ -71,7 +73,7 @@
 //
 // Append takes a bare serialized message: a connector strips any framing
 // first (the Confluent schema registry's magic byte, schema id and message
-// indexes).
+// indexes: registry.ParseHeader and registry.ParseIndexes).
 //
 // Decoder parses the wire format with protowire, driven by the reader's
 // descriptor: each field number is looked up in a table and its value
