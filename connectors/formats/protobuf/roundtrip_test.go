@@ -227,3 +227,46 @@ func TestMerge(t *testing.T) {
 		}
 	}
 }
+
+// TestNoAllocPerRecord: once its buffers have grown, the decoder appends
+// rows of every column type without allocating, and the encoder writes
+// them without allocating (DESIGN §6).
+func TestNoAllocPerRecord(t *testing.T) {
+	md := mustCompile(t, allProto, "All")
+	mem := memory.NewGoAllocator()
+	rec := randomBatch(mem, allSchema, rand.New(rand.NewPCG(11, 11)), 500, 3)
+	defer rec.Release()
+	enc, _ := NewEncoder(allSchema, md)
+	batch := &vector.Batch{Rec: rec}
+	buf, ends, _ := enc.AppendBatch(nil, nil, batch)
+	msgs := make([][]byte, len(ends))
+	start := 0
+	for i, end := range ends {
+		msgs[i], start = buf[start:end], end
+	}
+	// Merged and crafted forms too: unknown enum numbers, repeated fields.
+	for i := 0; i+1 < len(msgs); i += 50 {
+		msgs = append(msgs, append(append([]byte(nil), msgs[i]...), msgs[i+1]...))
+	}
+	dec, _ := NewDecoder(allSchema, md, mem, Options{})
+	defer dec.Release()
+	appendAll := func() {
+		dec.n = 0 // reuse the rows (white-box): Flush would allocate the next batch
+		for _, m := range msgs {
+			if err := dec.Append(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	appendAll()
+	if a := testing.AllocsPerRun(5, appendAll); a != 0 {
+		t.Errorf("decoder: %v allocations per %d records", a, len(msgs))
+	}
+	out := make([]byte, 0, 2*len(buf))
+	outEnds := make([]int, 0, len(ends))
+	if a := testing.AllocsPerRun(5, func() {
+		out, outEnds, _ = enc.AppendBatch(out[:0], outEnds[:0], batch)
+	}); a != 0 {
+		t.Errorf("encoder: %v allocations per batch", a)
+	}
+}
