@@ -53,7 +53,6 @@ func runFile(t *testing.T, content string, opts string) ([]string, int64, error)
 	return strings.Split(strings.TrimSpace(out.String()), "\n"), skipped, err
 }
 
-
 // TestFileBadRecordContract: a NULL or missing event time and invalid
 // UTF-8 are bad records named by file:line and field; a byte-order mark
 // may open the file, but not a later line.
