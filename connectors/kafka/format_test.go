@@ -2,6 +2,7 @@ package kafka_test
 
 import (
 	"context"
+	stdjson "encoding/json"
 	"fmt"
 	"net"
 	"reflect"
@@ -10,7 +11,12 @@ import (
 	"time"
 
 	hamba "github.com/hamba/avro/v2"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
 
+	"github.com/clink-dev/clink/connectors/formats/protobuf"
 	"github.com/clink-dev/clink/connectors/formats/registry"
 )
 
@@ -205,5 +211,137 @@ func TestAvroConfluentBadRecords(t *testing.T) {
 		if !strings.Contains(msg, wantErrs[i]) {
 			t.Errorf("dead letter %d: clink.error %q, want it to contain %q", i, msg, wantErrs[i])
 		}
+	}
+}
+
+const (
+	protoV1 = `syntax = "proto3";
+package edge.v1;
+import "google/protobuf/timestamp.proto";
+message Request {
+  string host = 1;
+  google.protobuf.Timestamp ts = 2;
+  int64 bytes = 3;
+  string dropped = 4;
+}
+`
+	// v2 drops field 4 and adds field 5.
+	protoV2 = `syntax = "proto3";
+package edge.v1;
+import "google/protobuf/timestamp.proto";
+message Request {
+  string host = 1;
+  google.protobuf.Timestamp ts = 2;
+  int64 bytes = 3;
+  optional int32 status = 5;
+}
+`
+)
+
+// protoRecord encodes a Request of schema text with dynamicpb and
+// proto.Marshal (code we did not write), framed for registry id.
+func protoRecord(t *testing.T, id int, text string, fields map[string]any) string {
+	t.Helper()
+	md, err := protobuf.CompileSource("r.proto", text, "edge.v1.Request")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := dynamicpb.NewMessage(md)
+	for name, v := range fields {
+		fd := md.Fields().ByName(protoreflect.Name(name))
+		switch x := v.(type) {
+		case time.Time:
+			ts := dynamicpb.NewMessage(fd.Message())
+			ts.Set(fd.Message().Fields().ByName("seconds"), protoreflect.ValueOfInt64(x.Unix()))
+			ts.Set(fd.Message().Fields().ByName("nanos"), protoreflect.ValueOfInt32(int32(x.Nanosecond())))
+			m.Set(fd, protoreflect.ValueOfMessage(ts))
+		default:
+			m.Set(fd, protoreflect.ValueOf(v))
+		}
+	}
+	b, err := proto.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(append(registry.AppendIndexes(registry.AppendHeader(nil, id), []int{0}), b...))
+}
+
+// TestProtobufConfluent: records of v1 and v2 of a Protobuf subject decode
+// with the latest schema (fields by number: a removed field is skipped, an
+// added one is NULL where absent); the sink writes Protobuf that dynamicpb
+// reads back.
+func TestProtobufConfluent(t *testing.T) {
+	url, cl := devRegistry(t)
+	ctx := context.Background()
+	v1, err := cl.Register(ctx, "in-value", protoV1, registry.Protobuf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, err := cl.Register(ctx, "in-value", protoV2, registry.Protobuf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := broker(t, "in:1", "out:1")
+	at := func(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+	produce(t, b.Addr(), "in",
+		rec{0, "", protoRecord(t, v1, protoV1, map[string]any{"host": "a", "ts": at(1000), "bytes": int64(10), "dropped": "x"})},
+		rec{0, "", protoRecord(t, v2, protoV2, map[string]any{"host": "b", "ts": at(2000), "bytes": int64(20), "status": int32(404)})},
+		rec{0, "", protoRecord(t, v2, protoV2, map[string]any{"host": "c", "bytes": int64(30)})}, // no event time
+	)
+	cols := "host STRING, ts TIMESTAMP(3), bytes BIGINT, status INT"
+	src := table("requests", cols, b.Addr(), "in", "format", "protobuf-confluent", "protobuf-confluent.url", url,
+		"scan_bounded", "latest", "event_time_column", "ts", "on_error", "skip")
+	res := job(t, src+"SELECT * FROM requests", 1024, 0, 30*time.Second)
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	want := []string{
+		`{"host":"a","ts":"1970-01-01 00:00:01.000","bytes":10,"status":null}`,
+		`{"host":"b","ts":"1970-01-01 00:00:02.000","bytes":20,"status":404}`,
+	}
+	if !reflect.DeepEqual(res.rows, want) || res.total("records_skipped") != 1 {
+		t.Fatalf("rows\n%s\nwant\n%s\n(%d skipped)", strings.Join(res.rows, "\n"), strings.Join(want, "\n"), res.total("records_skipped"))
+	}
+
+	sink := "CREATE TABLE out (" + cols + ") WITH ('connector' = 'kafka', 'brokers' = '" + b.Addr() + "', 'topic' = 'out', " +
+		"'format' = 'protobuf-confluent', 'protobuf-confluent.url' = '" + url + "');\n"
+	if res := job(t, src+sink+"INSERT INTO out SELECT * FROM requests", 1024, 0, 30*time.Second); res.err != nil {
+		t.Fatal(res.err)
+	}
+	latest, err := cl.Latest(ctx, "out-value")
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := protobuf.CompileSource("out.proto", latest.Text, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range consumeAll(t, b.Addr(), "out") {
+		id, payload, err := registry.ParseHeader(r.Value)
+		if err != nil || id != latest.ID {
+			t.Fatalf("record %q: id %d (want %d), %v", r.Value, id, latest.ID, err)
+		}
+		idx, payload, err := registry.ParseIndexes(payload)
+		if err != nil || !reflect.DeepEqual(idx, []int{0}) {
+			t.Fatalf("indexes %v, %v", idx, err)
+		}
+		m := dynamicpb.NewMessage(md)
+		if err := proto.Unmarshal(payload, m); err != nil {
+			t.Fatal(err)
+		}
+		js, _ := protojson.MarshalOptions{UseProtoNames: true}.Marshal(m)
+		var norm map[string]any
+		if err := stdjson.Unmarshal(js, &norm); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprint(norm))
+	}
+	wantOut := []string{
+		"map[bytes:10 host:a ts:1970-01-01T00:00:01Z]",
+		"map[bytes:20 host:b status:404 ts:1970-01-01T00:00:02Z]",
+	}
+	if !reflect.DeepEqual(got, wantOut) {
+		t.Fatalf("sink records\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(wantOut, "\n"))
 	}
 }

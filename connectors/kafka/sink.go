@@ -175,7 +175,11 @@ func (s *Sink) Write(b *vector.Batch) error {
 	if err := s.firstErr(); err != nil {
 		return err
 	}
-	newOutBatch(b, s.topic, s.format, s.promise).produce(s.cl)
+	o, err := newOutBatch(b, s.topic, s.format, s.promise)
+	if err != nil {
+		return fmt.Errorf("kafka sink '%s': %w", s.name, err)
+	}
+	o.produce(s.cl)
 	return nil
 }
 
@@ -203,7 +207,7 @@ var outBatches sync.Pool // *outBatch
 // newOutBatch turns the live rows of b into records for topic, their
 // values and keys written as f says. ack is called once per record, as a
 // promise is.
-func newOutBatch(b *vector.Batch, topic string, f *sinkFormat, ack func(*kgo.Record, error)) *outBatch {
+func newOutBatch(b *vector.Batch, topic string, f *sinkFormat, ack func(*kgo.Record, error)) (*outBatch, error) {
 	o, _ := outBatches.Get().(*outBatch)
 	if o == nil {
 		o = &outBatch{}
@@ -213,9 +217,14 @@ func newOutBatch(b *vector.Batch, topic string, f *sinkFormat, ack func(*kgo.Rec
 	n := b.Len()
 	if n == 0 {
 		o.recs = o.recs[:0]
-		return o
+		return o, nil
 	}
-	o.vals, o.valEnds = f.value.appendRecords(o.vals[:0], b, o.valEnds[:0])
+	var err error
+	if o.vals, o.valEnds, err = f.value.appendRecords(o.vals[:0], b, o.valEnds[:0]); err != nil {
+		o.recs = o.recs[:0]
+		o.release()
+		return nil, err
+	}
 	if cap(o.recs) < n {
 		o.recs = make([]kgo.Record, n)
 	}
@@ -246,9 +255,14 @@ func newOutBatch(b *vector.Batch, topic string, f *sinkFormat, ack func(*kgo.Rec
 		o.keys = keys
 	case f.key != nil:
 		kb := f.keyOf.of(b)
-		keys, o.keyEnds = f.key.appendRecords(o.keys[:0], kb, o.keyEnds[:0])
+		keys, o.keyEnds, err = f.key.appendRecords(o.keys[:0], kb, o.keyEnds[:0])
 		kb.Release()
 		o.keys = keys
+		if err != nil {
+			o.recs = o.recs[:0]
+			o.release()
+			return nil, fmt.Errorf("key: %w", err)
+		}
 	}
 	vals, vsep, ksep := o.vals, f.value.sep(), 0
 	if f.key != nil {
@@ -265,7 +279,7 @@ func newOutBatch(b *vector.Batch, topic string, f *sinkFormat, ack func(*kgo.Rec
 			kstart = o.keyEnds[k] + ksep
 		}
 	}
-	return o
+	return o, nil
 }
 
 // producer is what outBatch needs of a *kgo.Client.

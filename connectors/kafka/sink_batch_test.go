@@ -25,7 +25,10 @@ func TestOutBatchRecords(t *testing.T) {
 	}{{10, false, 0}, {1, false, 0}, {100, true, 0}, {30, false, -1}, {50, true, 0}, {0, false, 0}} {
 		b := sensorBatch(c.n, c.sel)
 		lines := bytes.SplitAfter(cjson.AppendBatch(nil, b), []byte("\n"))
-		o := newOutBatch(b, "out", &sinkFormat{value: jsonEncoder{}, keyCol: c.keyCol}, ack)
+		o, err := newOutBatch(b, "out", &sinkFormat{value: jsonEncoder{}, keyCol: c.keyCol}, ack)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if len(o.recs) != b.Len() {
 			t.Fatalf("%d records for %d rows", len(o.recs), b.Len())
 		}
@@ -95,7 +98,8 @@ func TestOutBatchAllocs(t *testing.T) {
 	ack := func(*kgo.Record, error) {}
 	sf := &sinkFormat{value: jsonEncoder{}, keyCol: 0}
 	allocs := testing.AllocsPerRun(100, func() {
-		newOutBatch(b, "out", sf, ack).produce(p)
+		o, _ := newOutBatch(b, "out", sf, ack)
+		o.produce(p)
 		p.ackAll(nil)
 	})
 	if allocs > 3 {

@@ -179,7 +179,11 @@ func (s *TxSink) Write(b *vector.Batch) error {
 			return err
 		}
 	}
-	s.cur.rows += int64(newOutBatch(b, s.topic, s.format, s.promise).produce(s.cur.cl))
+	o, err := newOutBatch(b, s.topic, s.format, s.promise)
+	if err != nil {
+		return s.errorf("%v", err)
+	}
+	s.cur.rows += int64(o.produce(s.cur.cl))
 	return nil
 }
 

@@ -35,6 +35,11 @@ type Options struct {
 	// scalars, whose zero value a writer leaves out) always read as their
 	// default, as in Flink.
 	ReadDefaultValues bool
+	// Required marks the columns a record must give a value (the source's
+	// event-time column): a record that leaves one NULL (an absent field
+	// with presence, such as a google.protobuf.Timestamp) is rejected with
+	// a *RecordError naming it. A required column is always decoded.
+	Required []bool
 }
 
 // column is one decoded column: how its field is read and the Arrow
@@ -62,6 +67,7 @@ type column struct {
 
 	// absentNull: an absent field reads as NULL; otherwise as def.
 	absentNull bool
+	required   bool // Options.Required
 	def        defValue
 
 	// set == Decoder.gen when the current row holds a value.
@@ -182,7 +188,8 @@ func NewDecoder(schema *arrow.Schema, md protoreflect.MessageDescriptor, mem mem
 	refs := map[protowire.Number]fieldRef{}
 	oneofIdx := map[protoreflect.FullName]int32{}
 	for c := range bs {
-		if opts.Needed != nil && c < len(opts.Needed) && !opts.Needed[c] {
+		required := c < len(opts.Required) && opts.Required[c]
+		if opts.Needed != nil && c < len(opts.Needed) && !opts.Needed[c] && !required {
 			d.skipped[c] = true
 			continue
 		}
@@ -191,7 +198,8 @@ func NewDecoder(schema *arrow.Schema, md protoreflect.MessageDescriptor, mem mem
 		if err != nil {
 			return nil, err
 		}
-		if col.def.bad != "" && !col.absentNull {
+		col.required = required
+		if col.def.bad != "" && !col.absentNull || required {
 			d.badDefs = true
 		}
 		ci := int32(len(d.cols))
@@ -1037,6 +1045,8 @@ func (d *Decoder) commitSlow() *RecordError {
 		for c := range d.cols {
 			if col := &d.cols[c]; col.set != d.gen && !col.absentNull && col.def.bad != "" {
 				return &RecordError{Field: col.field, Reason: col.def.bad}
+			} else if col.set != d.gen && col.absentNull && col.required {
+				return &RecordError{Field: col.field, Reason: "null or missing, and it must hold a value (the event-time column)"}
 			}
 		}
 	}
