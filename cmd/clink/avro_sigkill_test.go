@@ -1,0 +1,237 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	hamba "github.com/hamba/avro/v2"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/clink-dev/clink/connectors/formats/registry"
+)
+
+// TestAvroEvolutionSIGKILL: sensor readings in Avro through the Schema
+// Registry, the first half written with v1 of the subject and the rest
+// with v2 (an added field with a default, temp_c widened from float to
+// double), stream through the dev broker into 10-second windows per sensor
+// written to an exactly-once Kafka sink in Avro (registered under
+// out-value). The job is SIGKILLed twice mid-stream, once after the schema
+// switch, and restored; read back read_committed and decoded with
+// hamba/avro and the registry's schema, every window is exact and written
+// once, as recomputed here from the input.
+func TestAvroEvolutionSIGKILL(t *testing.T) {
+	bin := build(t)
+	dir := t.TempDir()
+	addr := serveBroker(t, bin, "--topic", "readings:2", "--topic", "windows:1")
+	srv, err := registry.NewServer(registry.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	defer srv.Close()
+	url := "http://" + ln.Addr().String()
+	sr, err := registry.NewClient(url, registry.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	const v1Text = `{"type":"record","name":"Reading","namespace":"sensors","fields":[
+		{"name":"sensor_id","type":"string"},
+		{"name":"ts","type":{"type":"long","logicalType":"timestamp-millis"}},
+		{"name":"temp_c","type":"float"}]}`
+	const v2Text = `{"type":"record","name":"Reading","namespace":"sensors","fields":[
+		{"name":"sensor_id","type":"string"},
+		{"name":"ts","type":{"type":"long","logicalType":"timestamp-millis"}},
+		{"name":"temp_c","type":"double"},
+		{"name":"site","type":"string","default":"unknown"}]}`
+	schemas := map[int]hamba.Schema{}
+	var ids [2]int
+	for i, text := range []string{v1Text, v2Text} {
+		if ids[i], err = sr.Register(ctx, "readings-value", text, registry.Avro); err != nil {
+			t.Fatal(err)
+		}
+		schemas[ids[i]] = hamba.MustParse(text)
+	}
+
+	// The workload: a pure function of the seed. Temperatures are whole
+	// quarter degrees, exact in float and double, so sums are exact.
+	const sensors, readings = 50, 12000
+	rng := rand.New(rand.NewPCG(18, 18))
+	type win struct {
+		n    int64
+		sum  float64
+		seen bool
+	}
+	want := map[string]*win{}
+	var recs []*kgo.Record
+	base := time.UnixMilli(1_772_352_000_000).UTC()
+	for i := range readings {
+		s := fmt.Sprintf("sensor-%02d", rng.IntN(sensors))
+		ts := base.Add(time.Duration(i*20+rng.IntN(500)) * time.Millisecond)
+		temp := float64(rng.IntN(400)-100) / 4
+		v := 0
+		if i >= readings/2 {
+			v = 1
+		}
+		val := map[string]any{"sensor_id": s, "ts": ts, "temp_c": float32(temp)}
+		if v == 1 {
+			val = map[string]any{"sensor_id": s, "ts": ts, "temp_c": temp, "site": "north"}
+		}
+		payload, err := hamba.Marshal(schemas[ids[v]], val)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, &kgo.Record{Partition: int32(len(s)+int(s[len(s)-1])) % 2, Key: []byte(s), Value: append(registry.AppendHeader(nil, ids[v]), payload...)})
+		start := ts.UnixMilli() - ts.UnixMilli()%10000
+		k := fmt.Sprintf("%s|%d", s, start)
+		if want[k] == nil {
+			want[k] = &win{}
+		}
+		want[k].n++
+		want[k].sum += temp
+	}
+	// A last reading far ahead closes every window (its own stays open).
+	flush, _ := hamba.Marshal(schemas[ids[1]], map[string]any{"sensor_id": "flush", "ts": base.Add(time.Hour), "temp_c": 0.0, "site": ""})
+	for p := range 2 {
+		recs = append(recs, &kgo.Record{Partition: int32(p), Value: append(registry.AppendHeader(nil, ids[1]), flush...)})
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("readings"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	produced := make(chan error, 1)
+	go func() {
+		// 100 readings every 20 ms: the stream lasts about 2.4 s, v2 from 1.2 s.
+		for lo := 0; lo < len(recs); lo += 100 {
+			if err := cl.ProduceSync(ctx, recs[lo:min(lo+100, len(recs))]...).FirstErr(); err != nil {
+				produced <- err
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		produced <- nil
+	}()
+
+	script := filepath.Join(dir, "job.sql")
+	os.WriteFile(script, []byte(fmt.Sprintf(`
+CREATE TABLE readings (sensor_id STRING, ts TIMESTAMP(3), temp_c DOUBLE) WITH ('connector' = 'kafka', 'brokers' = '%[1]s',
+  'topic' = 'readings', 'value.format' = 'avro-confluent', 'value.avro-confluent.url' = '%[2]s',
+  'event_time_column' = 'ts', 'watermark_lag_ms' = '2000');
+CREATE TABLE windows (sensor_id STRING, window_start BIGINT, readings BIGINT, temp_sum DOUBLE) WITH ('connector' = 'kafka',
+  'brokers' = '%[1]s', 'topic' = 'windows', 'format' = 'avro-confluent', 'avro-confluent.url' = '%[2]s',
+  'delivery_guarantee' = 'exactly_once');
+INSERT INTO windows SELECT sensor_id, window_start, COUNT(*), SUM(temp_c) FROM readings
+  GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor_id;
+`, addr, url)), 0o644)
+	args := []string{"run", "--checkpoint-dir", filepath.Join(dir, "ck"), "--checkpoint-interval-ms", "50", script}
+	committed := func() []*kgo.Record {
+		c, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics("windows"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+			kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		var out []*kgo.Record
+		for {
+			pctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+			fs := c.PollFetches(pctx)
+			cancel()
+			n := 0
+			fs.EachRecord(func(r *kgo.Record) { out = append(out, r); n++ })
+			if n == 0 {
+				return out
+			}
+		}
+	}
+	// Kill points: 600 ms into the first run (v1 records), 1 s into
+	// the second (past the switch to v2); the third runs to the end.
+	for run, killAfter := range []time.Duration{600 * time.Millisecond, time.Second, 0} {
+		cmd := exec.Command(bin, args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		if killAfter > 0 {
+			select {
+			case err := <-done:
+				t.Fatalf("run %d ended: %v\n%s", run, err, stderr.String())
+			case <-time.After(killAfter):
+			}
+			cmd.Process.Kill()
+			<-done
+			continue
+		}
+		deadline := time.Now().Add(90 * time.Second)
+		for len(committed()) < len(want) {
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatalf("run %d: %d windows after 90 s, want %d\n%s", run, len(committed()), len(want), stderr.String())
+			}
+			select {
+			case err := <-done:
+				t.Fatalf("run %d ended: %v\n%s", run, err, stderr.String())
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+		cmd.Process.Kill()
+		<-done
+		if !strings.Contains(stderr.String(), "restore point: checkpoint") {
+			t.Fatalf("run %d did not restore:\n%s", run, stderr.String())
+		}
+	}
+	if err := <-produced; err != nil {
+		t.Fatal(err)
+	}
+	got := committed()
+	for _, r := range got {
+		id, payload, err := registry.ParseHeader(r.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := sr.SchemaByID(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := hamba.Unmarshal(hamba.MustParse(s.Text), payload, &m); err != nil {
+			t.Fatalf("record %x: %v", r.Value, err)
+		}
+		w := struct {
+			SensorID    string
+			WindowStart int64
+			Readings    int64
+			TempSum     float64
+		}{m["sensor_id"].(string), m["window_start"].(int64), m["readings"].(int64), m["temp_sum"].(float64)}
+		k := fmt.Sprintf("%s|%d", w.SensorID, w.WindowStart)
+		e := want[k]
+		switch {
+		case e == nil:
+			t.Fatalf("unexpected window %s: %+v", k, w)
+		case e.seen:
+			t.Fatalf("window %s written twice", k)
+		case e.n != w.Readings || e.sum != w.TempSum:
+			t.Fatalf("window %s: %d readings sum %v, want %d sum %v", k, w.Readings, w.TempSum, e.n, e.sum)
+		}
+		e.seen = true
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d windows, want %d", len(got), len(want))
+	}
+}
