@@ -151,6 +151,9 @@ type Operator struct {
 	// milliseconds, null before the first.
 	Watermark   *int64 `json:"watermark"`
 	LateDropped int64  `json:"late_dropped"`
+	// RecordsSkipped counts a source's bad records skipped or sent to
+	// its dead-letter topic (on_error).
+	RecordsSkipped int64 `json:"records_skipped"`
 }
 
 func (c *Coordinator) summaryLocked(j *job) JobSummary {
@@ -318,7 +321,7 @@ func (c *Coordinator) operatorsLocked(j *job) []Operator {
 				continue
 			}
 			for _, o := range t.Ops {
-				op := Operator{Name: o.Name, Subtask: o.Subtask, Worker: wk.id, RecordsIn: o.RowsIn, RecordsOut: o.RowsOut, LateDropped: o.Late}
+				op := Operator{Name: o.Name, Subtask: o.Subtask, Worker: wk.id, RecordsIn: o.RowsIn, RecordsOut: o.RowsOut, LateDropped: o.Late, RecordsSkipped: o.Skipped}
 				if o.Watermark != engine.MinWatermark {
 					wm := o.Watermark
 					op.Watermark = &wm
@@ -445,8 +448,9 @@ var (
 	mRecordsIn   = prometheus.NewDesc("clink_operator_records_in_total", "Rows into an operator subtask.", []string{"job", "operator", "subtask"}, nil)
 	mRecordsOut  = prometheus.NewDesc("clink_operator_records_out_total", "Rows out of an operator subtask.", []string{"job", "operator", "subtask"}, nil)
 	mLate        = prometheus.NewDesc("clink_operator_late_records_dropped_total", "Late rows an operator subtask dropped.", []string{"job", "operator", "subtask"}, nil)
+	mSkipped     = prometheus.NewDesc("clink_operator_records_skipped_total", "Bad records a source subtask skipped or dead-lettered (on_error).", []string{"job", "operator", "subtask"}, nil)
 	mWatermark   = prometheus.NewDesc("clink_operator_watermark_ms", "Event-time watermark of an operator subtask (epoch ms).", []string{"job", "operator", "subtask"}, nil)
-	allMetricSet = []*prometheus.Desc{mWorkers, mSlots, mJobs, mRestarts, mCkDone, mCkFailed, mCkLatest, mCkBytes, mCkSync, mCkSize, mRecordsIn, mRecordsOut, mLate, mWatermark}
+	allMetricSet = []*prometheus.Desc{mWorkers, mSlots, mJobs, mRestarts, mCkDone, mCkFailed, mCkLatest, mCkBytes, mCkSync, mCkSize, mRecordsIn, mRecordsOut, mLate, mSkipped, mWatermark}
 )
 
 func (m *collector) Describe(ch chan<- *prometheus.Desc) {
@@ -493,6 +497,7 @@ func (m *collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(mRecordsIn, prometheus.CounterValue, float64(o.RecordsIn), j.id, o.Name, sub)
 			ch <- prometheus.MustNewConstMetric(mRecordsOut, prometheus.CounterValue, float64(o.RecordsOut), j.id, o.Name, sub)
 			ch <- prometheus.MustNewConstMetric(mLate, prometheus.CounterValue, float64(o.LateDropped), j.id, o.Name, sub)
+			ch <- prometheus.MustNewConstMetric(mSkipped, prometheus.CounterValue, float64(o.RecordsSkipped), j.id, o.Name, sub)
 			if o.Watermark != nil {
 				ch <- prometheus.MustNewConstMetric(mWatermark, prometheus.GaugeValue, float64(*o.Watermark), j.id, o.Name, sub)
 			}

@@ -197,7 +197,7 @@ func (w *Worker) stats() []taskStats {
 		ts := taskStats{Job: ref.Job, Attempt: ref.Attempt}
 		for _, o := range a.live.Snapshot() {
 			ts.Ops = append(ts.Ops, opStats{Name: o.Name, Subtask: o.Subtask, RowsIn: o.RowsIn, RowsOut: o.RowsOut,
-				Watermark: o.Watermark, Late: o.Extra["late_rows_dropped"], Skipped: o.Extra["records_skipped"]})
+				Watermark: o.Watermark, Late: o.Extra["late_rows_dropped"], Skipped: o.Extra["records_skipped"] + o.Extra["records_dead_lettered"]})
 		}
 		sort.Slice(ts.Ops, func(i, j int) bool {
 			if ts.Ops[i].Name != ts.Ops[j].Name {
@@ -364,7 +364,7 @@ func (w *Worker) deploy(_ context.Context, req *deployReq) (any, error) {
 		for _, st := range stats {
 			if st != nil {
 				rep.Late += st.Total("late_rows_dropped")
-				rep.Skipped += st.Total("records_skipped")
+				rep.Skipped += st.Total("records_skipped") + st.Total("records_dead_lettered")
 			}
 		}
 		if err != nil {
