@@ -12,6 +12,7 @@ import (
 
 	hamba "github.com/hamba/avro/v2"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
@@ -343,5 +344,128 @@ func TestProtobufConfluent(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, wantOut) {
 		t.Fatalf("sink records\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(wantOut, "\n"))
+	}
+}
+
+// badCase is one bad record and what its error must say.
+type badCase struct {
+	name, value, want string
+}
+
+// TestBadRecordsEveryFormat: for Avro and Protobuf through the registry,
+// every bad-record case (NULL or missing event time, invalid UTF-8, wrong
+// magic byte, unknown schema id, truncated record, a value out of the
+// column's range) under every on_error mode: fail names the offset and the
+// reason, skip counts, dead_letter forwards with the reason.
+func TestBadRecordsEveryFormat(t *testing.T) {
+	url, cl := devRegistry(t)
+	ctx := context.Background()
+	avroText := `{"type":"record","name":"R","fields":[{"name":"sensor_id","type":"string"},
+		{"name":"ts","type":["null",{"type":"long","logicalType":"timestamp-millis"}]},{"name":"v","type":"long"}]}`
+	avroID, err := cl.Register(ctx, "avro-in-value", avroText, registry.Avro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	protoText := `syntax = "proto3";
+import "google/protobuf/timestamp.proto";
+message R { string sensor_id = 1; google.protobuf.Timestamp ts = 2; int64 v = 3; }
+`
+	protoID, err := cl.Register(ctx, "proto-in-value", protoText, registry.Protobuf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	avroRec := func(sensor string, ts any, v int64) string {
+		return confluent(t, avroID, avroText, map[string]any{"sensor_id": sensor, "ts": ts, "v": v})
+	}
+	// Protobuf records are written field by field with protowire, so that
+	// invalid UTF-8 (which proto.Marshal refuses) can be written too.
+	protoRec := func(sensor string, tsMS int64, v int64) string {
+		b := registry.AppendIndexes(registry.AppendHeader(nil, protoID), []int{0})
+		b = protowire.AppendTag(b, 1, protowire.BytesType)
+		b = protowire.AppendString(b, sensor)
+		if tsMS >= 0 {
+			var ts []byte
+			ts = protowire.AppendTag(ts, 1, protowire.VarintType)
+			ts = protowire.AppendVarint(ts, uint64(tsMS/1000))
+			b = protowire.AppendTag(b, 2, protowire.BytesType)
+			b = protowire.AppendBytes(b, ts)
+		}
+		b = protowire.AppendTag(b, 3, protowire.VarintType)
+		b = protowire.AppendVarint(b, uint64(v))
+		return string(b)
+	}
+	reframe := func(rec string, id int) string { return string(registry.AppendHeader(nil, id)) + rec[5:] }
+	tsAt := func(ms int64) map[string]any { return map[string]any{"long.timestamp-millis": time.UnixMilli(ms).UTC()} }
+	for _, f := range []struct {
+		format, subject string
+		good            [2]string
+		bad             []badCase
+	}{
+		{"avro-confluent", "avro-in-value", [2]string{avroRec("a", tsAt(1000), 1), avroRec("b", tsAt(2000), 2)}, []badCase{
+			{"null event time", avroRec("x", nil, 3), `avro field "ts": null or missing, and it must hold a value (the event-time column)`},
+			{"invalid UTF-8", avroRec("x\xff", tsAt(1500), 3), `avro field "sensor_id": invalid UTF-8`},
+			{"wrong magic byte", "\x01" + avroRec("x", tsAt(1500), 3)[1:], "wrong magic byte 0x01 (want 0x00)"},
+			{"unknown schema id", reframe(avroRec("x", tsAt(1500), 3), 999), "schema id 999"},
+			{"truncated", avroRec("x", tsAt(1500), 3)[:9], `avro field "ts"`},
+			{"out of range", avroRec("x", tsAt(1500), 1<<40), `avro field "v"`},
+		}},
+		{"protobuf-confluent", "proto-in-value", [2]string{protoRec("a", 1000, 1), protoRec("b", 2000, 2)}, []badCase{
+			{"missing event time", protoRec("x", -1, 3), `field "ts": null or missing, and it must hold a value (the event-time column)`},
+			{"invalid UTF-8", protoRec("x\xff", 1500, 3), `field "sensor_id"`},
+			{"wrong magic byte", "\x01" + protoRec("x", 1500, 3)[1:], "wrong magic byte 0x01 (want 0x00)"},
+			{"unknown schema id", reframe(protoRec("x", 1500, 3), 999), "schema id 999"},
+			{"truncated", protoRec("x", 1500, 3)[:10], "truncated"},
+			{"out of range", protoRec("x", 1500, 1<<40), `field "v"`},
+		}},
+	} {
+		t.Run(f.format, func(t *testing.T) {
+			b := broker(t, "in:1", "bad:1")
+			recs := []rec{{0, "", f.good[0]}}
+			for _, c := range f.bad {
+				recs = append(recs, rec{0, "", c.value})
+			}
+			produce(t, b.Addr(), "in", append(recs, rec{0, "", f.good[1]})...)
+			opts := []string{"format", f.format, f.format + ".url", url, "scan_bounded", "latest", "event_time_column", "ts"}
+			if f.format == "protobuf-confluent" {
+				opts = append(opts, "protobuf-confluent.subject", f.subject)
+			}
+			cols := "sensor_id STRING, ts TIMESTAMP(3), v INT"
+			query := "SELECT sensor_id, v FROM readings"
+			for i, c := range f.bad {
+				// fail: a topic holding only this bad record.
+				topic := fmt.Sprintf("fail%d", i)
+				b2 := broker(t, topic+":1")
+				produce(t, b2.Addr(), topic, rec{0, "", f.good[0]}, rec{0, "", c.value})
+				res := job(t, table("readings", cols, b2.Addr(), topic, opts...)+query, 1024, 0, 30*time.Second)
+				wantPrefix := fmt.Sprintf("kafka source 'readings': topic %s partition 0 offset 1: ", topic)
+				if res.err == nil || !strings.HasPrefix(res.err.Error(), wantPrefix) || !strings.Contains(res.err.Error(), c.want) {
+					t.Errorf("%s, on_error = 'fail': error %v\nwant %s...%s...", c.name, res.err, wantPrefix, c.want)
+				}
+			}
+			want := []string{`{"sensor_id":"a","v":1}`, `{"sensor_id":"b","v":2}`}
+			res := job(t, table("readings", cols, b.Addr(), "in", append(opts, "on_error", "skip")...)+query, 1024, 0, 30*time.Second)
+			if res.err != nil || !reflect.DeepEqual(res.rows, want) || res.total("records_skipped") != int64(len(f.bad)) {
+				t.Errorf("on_error = 'skip': rows %q, %d skipped, error %v", res.rows, res.total("records_skipped"), res.err)
+			}
+			res = job(t, table("readings", cols, b.Addr(), "in", append(opts, "on_error", "dead_letter", "dead_letter_topic", "bad")...)+query, 1024, 0, 30*time.Second)
+			if res.err != nil || !reflect.DeepEqual(res.rows, want) || res.total("records_dead_lettered") != int64(len(f.bad)) {
+				t.Errorf("on_error = 'dead_letter': rows %q, %d dead-lettered, error %v", res.rows, res.total("records_dead_lettered"), res.err)
+			}
+			got := consumeAll(t, b.Addr(), "bad")
+			if len(got) != len(f.bad) {
+				t.Fatalf("%d dead letters, want %d", len(got), len(f.bad))
+			}
+			for i, r := range got {
+				var msg string
+				for _, h := range r.Headers {
+					if h.Key == "clink.error" {
+						msg = string(h.Value)
+					}
+				}
+				if string(r.Value) != f.bad[i].value || !strings.Contains(msg, f.bad[i].want) {
+					t.Errorf("%s, dead letter: clink.error %q, want it to contain %q", f.bad[i].name, msg, f.bad[i].want)
+				}
+			}
+		})
 	}
 }
