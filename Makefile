@@ -117,14 +117,17 @@ interop: | $(GOTESTSUM)
 # delta size, restore: docs/performance.md#checkpoints): about 25 minutes
 # on 2 cores in all.
 bench:
-	$(GO) test -run='^$$' -bench=. -benchmem ./kernels/ ./engine/op/... ./connectors/formats/json/ ./connectors/nexmark/ ./bench/...
+	$(GO) test -run='^$$' -bench=. -benchmem ./kernels/ ./engine/op/... ./connectors/formats/... ./connectors/nexmark/ ./bench/...
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(CLINK) ./cmd/clink
 	$(CLINK) bench checkpoint
+	$(CLINK) bench formats
 	$(CLINK) bench nexmark --query all --events 2M --via-kafka --runs 3 --state-events 1500k --results bench/results --doc docs/performance.md
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=60s ./substrait/sql/
 	$(GO) test -run='^$$' -fuzz=FuzzDecode -fuzztime=60s ./connectors/formats/json/
+	$(GO) test -run='^$$' -fuzz=FuzzDecode -fuzztime=60s ./connectors/formats/avro/
+	$(GO) test -run='^$$' -fuzz=FuzzDecode -fuzztime=60s ./connectors/formats/protobuf/
 	$(GO) test -run='^$$' -fuzz=FuzzOpenPart -fuzztime=60s -fuzzminimizetime=2s ./checkpoint/
 
 # gofmt, go vet, the test tools' vet and tests (.ci/tools), and the

@@ -17,6 +17,9 @@ func cmdBench(args []string) int {
 	if len(args) > 0 && args[0] == "kafka" {
 		return cmdBenchKafka(args[1:])
 	}
+	if len(args) > 0 && args[0] == "formats" {
+		return cmdBenchFormats(args[1:])
+	}
 	if len(args) > 0 && args[0] == "checkpoint" {
 		return cmdBenchCheckpoint(args[1:])
 	}
@@ -33,7 +36,7 @@ func cmdBench(args []string) int {
 		return cmdBenchRecovery(args[1:])
 	}
 	if len(args) == 0 || args[0] != "sensors" {
-		fmt.Fprintln(os.Stderr, "usage: clink bench sensors [-n READINGS] [-sensors N] [-dir DIR]\n       clink bench kafka [-n READINGS] [-sensors N] [-partitions P] [-runs R]\n       clink bench checkpoint [-n READINGS] [-sensors N] [-runs R] [-groups G]\n       clink bench shuffle [-n READINGS] [-sensors N]\n       clink bench recovery [-runs R] [-rate ROWS_PER_S]\n       clink bench nexmark [--query q5|all] [--events 10M] [--via-kafka] [--results DIR] [--doc FILE]\n       clink bench produce [--brokers B] [--table bid|auction|person|all] [--topic T] [--events N]")
+		fmt.Fprintln(os.Stderr, "usage: clink bench sensors [-n READINGS] [-sensors N] [-dir DIR]\n       clink bench kafka [-n READINGS] [-sensors N] [-partitions P] [-runs R]\n       clink bench formats [-n READINGS] [-sensors N] [-runs R]\n       clink bench checkpoint [-n READINGS] [-sensors N] [-runs R] [-groups G]\n       clink bench shuffle [-n READINGS] [-sensors N]\n       clink bench recovery [-runs R] [-rate ROWS_PER_S]\n       clink bench nexmark [--query q5|all] [--events 10M] [--via-kafka] [--results DIR] [--doc FILE]\n       clink bench produce [--brokers B] [--table bid|auction|person|all] [--topic T] [--events N]")
 		return 2
 	}
 	fs := flag.NewFlagSet("bench sensors", flag.ContinueOnError)
