@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -15,20 +16,28 @@ import (
 
 	hamba "github.com/hamba/avro/v2"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/clink-dev/clink/connectors/formats/registry"
 )
 
-// TestAvroEvolutionSIGKILL: sensor readings in Avro through the Schema
-// Registry, the first half written with v1 of the subject and the rest
-// with v2 (an added field with a default, temp_c widened from float to
-// double), stream through the dev broker into 10-second windows per sensor
+// TestRegistrySIGKILL: the sensor pipeline from Avro and from Protobuf
+// through the Schema Registry, the first half of the readings written with
+// v1 of the subject and the rest with v2 (Avro: an added field with a
+// default and temp_c widened from float to double; Protobuf: an added
+// field), streams through the dev broker into 10-second windows per sensor
 // written to an exactly-once Kafka sink in Avro (registered under
-// out-value). The job is SIGKILLed twice mid-stream, once after the schema
-// switch, and restored; read back read_committed and decoded with
+// windows-value). The job is SIGKILLed twice mid-stream, once after the
+// schema switch, and restored; read back read_committed and decoded with
 // hamba/avro and the registry's schema, every window is exact and written
 // once, as recomputed here from the input.
-func TestAvroEvolutionSIGKILL(t *testing.T) {
+func TestRegistrySIGKILL(t *testing.T) {
+	for _, format := range []string{"avro-confluent", "protobuf-confluent"} {
+		t.Run(format, func(t *testing.T) { registrySIGKILL(t, format) })
+	}
+}
+
+func registrySIGKILL(t *testing.T, format string) {
 	bin := build(t)
 	dir := t.TempDir()
 	addr := serveBroker(t, bin, "--topic", "readings:2", "--topic", "windows:1")
@@ -48,23 +57,7 @@ func TestAvroEvolutionSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	const v1Text = `{"type":"record","name":"Reading","namespace":"sensors","fields":[
-		{"name":"sensor_id","type":"string"},
-		{"name":"ts","type":{"type":"long","logicalType":"timestamp-millis"}},
-		{"name":"temp_c","type":"float"}]}`
-	const v2Text = `{"type":"record","name":"Reading","namespace":"sensors","fields":[
-		{"name":"sensor_id","type":"string"},
-		{"name":"ts","type":{"type":"long","logicalType":"timestamp-millis"}},
-		{"name":"temp_c","type":"double"},
-		{"name":"site","type":"string","default":"unknown"}]}`
-	schemas := map[int]hamba.Schema{}
-	var ids [2]int
-	for i, text := range []string{v1Text, v2Text} {
-		if ids[i], err = sr.Register(ctx, "readings-value", text, registry.Avro); err != nil {
-			t.Fatal(err)
-		}
-		schemas[ids[i]] = hamba.MustParse(text)
-	}
+	encode := registryEncoder(t, ctx, sr, format)
 
 	// The workload: a pure function of the seed. Temperatures are whole
 	// quarter degrees, exact in float and double, so sums are exact.
@@ -86,15 +79,7 @@ func TestAvroEvolutionSIGKILL(t *testing.T) {
 		if i >= readings/2 {
 			v = 1
 		}
-		val := map[string]any{"sensor_id": s, "ts": ts, "temp_c": float32(temp)}
-		if v == 1 {
-			val = map[string]any{"sensor_id": s, "ts": ts, "temp_c": temp, "site": "north"}
-		}
-		payload, err := hamba.Marshal(schemas[ids[v]], val)
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, &kgo.Record{Partition: int32(len(s)+int(s[len(s)-1])) % 2, Key: []byte(s), Value: append(registry.AppendHeader(nil, ids[v]), payload...)})
+		recs = append(recs, &kgo.Record{Partition: int32(len(s)+int(s[len(s)-1])) % 2, Key: []byte(s), Value: encode(v, s, ts, temp)})
 		start := ts.UnixMilli() - ts.UnixMilli()%10000
 		k := fmt.Sprintf("%s|%d", s, start)
 		if want[k] == nil {
@@ -104,9 +89,8 @@ func TestAvroEvolutionSIGKILL(t *testing.T) {
 		want[k].sum += temp
 	}
 	// A last reading far ahead closes every window (its own stays open).
-	flush, _ := hamba.Marshal(schemas[ids[1]], map[string]any{"sensor_id": "flush", "ts": base.Add(time.Hour), "temp_c": 0.0, "site": ""})
 	for p := range 2 {
-		recs = append(recs, &kgo.Record{Partition: int32(p), Value: append(registry.AppendHeader(nil, ids[1]), flush...)})
+		recs = append(recs, &kgo.Record{Partition: int32(p), Value: encode(1, "flush", base.Add(time.Hour), 0)})
 	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("readings"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
@@ -129,14 +113,14 @@ func TestAvroEvolutionSIGKILL(t *testing.T) {
 	script := filepath.Join(dir, "job.sql")
 	os.WriteFile(script, []byte(fmt.Sprintf(`
 CREATE TABLE readings (sensor_id STRING, ts TIMESTAMP(3), temp_c DOUBLE) WITH ('connector' = 'kafka', 'brokers' = '%[1]s',
-  'topic' = 'readings', 'value.format' = 'avro-confluent', 'value.avro-confluent.url' = '%[2]s',
+  'topic' = 'readings', 'value.format' = '%[3]s', 'value.%[3]s.url' = '%[2]s',
   'event_time_column' = 'ts', 'watermark_lag_ms' = '2000');
 CREATE TABLE windows (sensor_id STRING, window_start BIGINT, readings BIGINT, temp_sum DOUBLE) WITH ('connector' = 'kafka',
   'brokers' = '%[1]s', 'topic' = 'windows', 'format' = 'avro-confluent', 'avro-confluent.url' = '%[2]s',
   'delivery_guarantee' = 'exactly_once');
 INSERT INTO windows SELECT sensor_id, window_start, COUNT(*), SUM(temp_c) FROM readings
   GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor_id;
-`, addr, url)), 0o644)
+`, addr, url, format)), 0o644)
 	args := []string{"run", "--checkpoint-dir", filepath.Join(dir, "ck"), "--checkpoint-interval-ms", "50", script}
 	committed := func() []*kgo.Record {
 		c, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics("windows"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
@@ -233,5 +217,74 @@ INSERT INTO windows SELECT sensor_id, window_start, COUNT(*), SUM(temp_c) FROM r
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d windows, want %d", len(got), len(want))
+	}
+}
+
+// registryEncoder registers v1 and v2 of the readings-value subject in the
+// format and returns an encoder of readings in version v (0 or 1), framed
+// for the registry; the records are written with hamba/avro and protowire,
+// code that is not Clink's decoders.
+func registryEncoder(t *testing.T, ctx context.Context, sr *registry.Client, format string) func(v int, sensor string, ts time.Time, temp float64) []byte {
+	var texts [2]string
+	typ := registry.Avro
+	if format == "avro-confluent" {
+		texts = [2]string{`{"type":"record","name":"Reading","namespace":"sensors","fields":[
+		{"name":"sensor_id","type":"string"},
+		{"name":"ts","type":{"type":"long","logicalType":"timestamp-millis"}},
+		{"name":"temp_c","type":"float"}]}`, `{"type":"record","name":"Reading","namespace":"sensors","fields":[
+		{"name":"sensor_id","type":"string"},
+		{"name":"ts","type":{"type":"long","logicalType":"timestamp-millis"}},
+		{"name":"temp_c","type":"double"},
+		{"name":"site","type":"string","default":"unknown"}]}`}
+	} else {
+		typ = registry.Protobuf
+		v1 := `syntax = "proto3";
+package sensors;
+import "google/protobuf/timestamp.proto";
+message Reading { string sensor_id = 1; google.protobuf.Timestamp ts = 2; double temp_c = 3; }
+`
+		texts = [2]string{v1, strings.Replace(v1, "double temp_c = 3;", "double temp_c = 3; string site = 4;", 1)}
+	}
+	var ids [2]int
+	var schemas [2]hamba.Schema
+	for i, text := range texts {
+		var err error
+		if ids[i], err = sr.Register(ctx, "readings-value", text, typ); err != nil {
+			t.Fatal(err)
+		}
+		if typ == registry.Avro {
+			schemas[i] = hamba.MustParse(text)
+		}
+	}
+	return func(v int, sensor string, ts time.Time, temp float64) []byte {
+		b := registry.AppendHeader(nil, ids[v])
+		if typ == registry.Avro {
+			val := map[string]any{"sensor_id": sensor, "ts": ts, "temp_c": float32(temp)}
+			if v == 1 {
+				val = map[string]any{"sensor_id": sensor, "ts": ts, "temp_c": temp, "site": "north"}
+			}
+			payload, err := hamba.Marshal(schemas[v], val)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return append(b, payload...)
+		}
+		b = registry.AppendIndexes(b, []int{0})
+		b = protowire.AppendTag(b, 1, protowire.BytesType)
+		b = protowire.AppendString(b, sensor)
+		var tsm []byte
+		tsm = protowire.AppendTag(tsm, 1, protowire.VarintType)
+		tsm = protowire.AppendVarint(tsm, uint64(ts.Unix()))
+		tsm = protowire.AppendTag(tsm, 2, protowire.VarintType)
+		tsm = protowire.AppendVarint(tsm, uint64(ts.Nanosecond()))
+		b = protowire.AppendTag(b, 2, protowire.BytesType)
+		b = protowire.AppendBytes(b, tsm)
+		b = protowire.AppendTag(b, 3, protowire.Fixed64Type)
+		b = protowire.AppendFixed64(b, math.Float64bits(temp))
+		if v == 1 {
+			b = protowire.AppendTag(b, 4, protowire.BytesType)
+			b = protowire.AppendString(b, "north")
+		}
+		return b
 	}
 }
