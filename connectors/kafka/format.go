@@ -46,11 +46,12 @@ var formatOptions = []connectors.Option{
 	{Name: "avro-confluent.subject", Aliases: []string{"avro-confluent.schema-registry.subject", "value.avro-confluent.subject"}, Type: connectors.String, Description: "sink, with format 'avro-confluent': the subject the value schema is registered under (default `<topic>-value`, Confluent's TopicNameStrategy)", Example: "readings-value"},
 	{Name: "avro-confluent.basic-auth.credentials-source", Aliases: []string{"value.avro-confluent.basic-auth.credentials-source", "key.avro-confluent.basic-auth.credentials-source"}, Type: connectors.Enum, Values: []string{"USER_INFO"}, Default: "USER_INFO", Description: "where the registry's basic-auth credentials come from: 'USER_INFO', the option avro-confluent.basic-auth.user-info", Example: "USER_INFO"},
 	{Name: "avro-confluent.basic-auth.user-info", Aliases: []string{"value.avro-confluent.basic-auth.user-info"}, Type: connectors.String, Secret: true, Description: "the registry's basic-auth credentials, `user:password`; give them as `env://VAR`", Example: "env://SR_USER_INFO"},
-	{Name: "key.format", Type: connectors.Enum, Values: []string{formatJSON, formatAvro, formatAvroConfluent}, Description: "sink: the record key's format, written from the columns listed in key.fields (as Flink's key.format); a source reads every column from the value (value.fields-include = 'ALL') and does not decode keys", Example: "avro-confluent"},
+	{Name: "key.format", Type: connectors.Enum, Values: []string{formatJSON, formatAvro, formatAvroConfluent, formatProtoConfluent}, Description: "sink: the record key's format, written from the columns listed in key.fields (as Flink's key.format); a source reads every column from the value (value.fields-include = 'ALL') and does not decode keys", Example: "avro-confluent"},
 	{Name: "key.fields", Type: connectors.String, Description: "with key.format: the columns of the key, separated by ';' (Flink's syntax)", Example: "sensor_id"},
 	{Name: "value.fields-include", Type: connectors.Enum, Values: []string{"ALL"}, Default: "ALL", Description: "which columns the value holds: 'ALL' (Flink's default). 'EXCEPT_KEY' is not supported", Example: "ALL"},
 	{Name: "key.avro-confluent.url", Aliases: []string{"key.avro-confluent.schema-registry.url"}, Type: connectors.String, Description: "with key.format 'avro-confluent': the Schema Registry's URL (default: avro-confluent.url)", Example: "http://localhost:8081"},
 	{Name: "key.avro-confluent.subject", Aliases: []string{"key.avro-confluent.schema-registry.subject"}, Type: connectors.String, Description: "with key.format 'avro-confluent': the key schema's subject (default `<topic>-key`)", Example: "readings-key"},
+	{Name: "key.protobuf-confluent.url", Type: connectors.String, Description: "with key.format 'protobuf-confluent': the Schema Registry's URL (default: protobuf-confluent.url); the key's message is derived from the key.fields columns (`clink.generated.Key`), registered under `<topic>-key`", Example: "http://localhost:8081"},
 	{Name: "key.avro-confluent.basic-auth.user-info", Type: connectors.String, Secret: true, Description: "the key registry's basic-auth credentials (default: avro-confluent.basic-auth.user-info)", Example: "env://SR_USER_INFO"},
 }
 
@@ -64,6 +65,8 @@ type format struct {
 	protoFile    string // protobuf.proto-file
 	message      string // protobuf.message-name
 	readDefaults bool   // protobuf.read-default-values
+
+	md protoreflect.MessageDescriptor // protobuf: compiled by NewSource
 }
 
 // valueFormat reads the value format's options.
@@ -102,7 +105,12 @@ func keyFormat(o connectors.Options) (f format, ok bool, err error) {
 		return f, false, &connectors.OptionError{Key: "key.format", Msg: "option 'key.format' needs 'key.fields' (the key's columns, ';'-separated)"}
 	}
 	f = format{name: o["key.format"], url: o["key.avro-confluent.url"], subject: o["key.avro-confluent.subject"], auth: o["key.avro-confluent.basic-auth.user-info"]}
-	if f.url == "" {
+	if f.name == formatProtoConfluent {
+		f.url, f.message = o["key.protobuf-confluent.url"], derivedKeyMessage
+		if f.url == "" {
+			f.url = o["protobuf-confluent.url"]
+		}
+	} else if f.url == "" {
 		f.url = o["avro-confluent.url"]
 	}
 	if f.auth == "" {
@@ -120,7 +128,7 @@ func (f format) check(prefix string) error {
 	case f.name == formatAvroConfluent && f.url == "":
 		return &connectors.OptionError{Key: prefix + "format", Msg: fmt.Sprintf("%sformat 'avro-confluent' needs option '%savro-confluent.url' (the Schema Registry)", prefix, prefix)}
 	case f.name == formatProtoConfluent && f.url == "":
-		return &connectors.OptionError{Key: prefix + "format", Msg: "format 'protobuf-confluent' needs option 'protobuf-confluent.url' (the Schema Registry)"}
+		return &connectors.OptionError{Key: prefix + "format", Msg: fmt.Sprintf("%sformat 'protobuf-confluent' needs option '%sprotobuf-confluent.url' (the Schema Registry)", prefix, prefix)}
 	case f.name == formatProto && f.protoFile == "":
 		return &connectors.OptionError{Key: prefix + "format", Msg: "format 'protobuf' needs option 'protobuf.proto-file' (and protobuf.message-name unless it is the file's first message)"}
 	case prefix == "" && f.name != formatAvroConfluent && f.name != formatProtoConfluent && f.url != "":
@@ -148,6 +156,9 @@ func (f format) checkSchema(schema *arrow.Schema) error {
 // subject's latest schema in the registry (protobuf-confluent sources). id
 // is the schema's registry id (-1 without one).
 func (f format) messageOf(cl *registry.Client, timeout time.Duration) (md protoreflect.MessageDescriptor, id int, err error) {
+	if f.md != nil {
+		return f.md, -1, nil
+	}
 	if f.protoFile != "" {
 		md, err = protobuf.Compile(f.protoFile, f.message)
 		return md, -1, err
@@ -459,6 +470,9 @@ func (f format) newEncoder(schema *arrow.Schema, timeout time.Duration) (recordE
 // derivedMessage names the message a protobuf-confluent sink derives from
 // its table's columns when given no .proto file.
 const derivedMessage = "clink.generated.Row"
+
+// derivedKeyMessage names the message of a protobuf-confluent key.
+const derivedKeyMessage = "clink.generated.Key"
 
 // newProtoEncoder opens a Protobuf encoder; protobuf-confluent registers
 // the message's file (protobuf.proto-file, or one derived from the

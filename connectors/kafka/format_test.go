@@ -5,6 +5,7 @@ import (
 	stdjson "encoding/json"
 	"fmt"
 	"net"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -467,5 +468,37 @@ message R { string sensor_id = 1; google.protobuf.Timestamp ts = 2; int64 v = 3;
 				}
 			}
 		})
+	}
+}
+
+// TestProtobufFile: format 'protobuf' reads messages of a local .proto
+// file; a column whose field has another type, or names no field, fails
+// the plan naming it.
+func TestProtobufFile(t *testing.T) {
+	dir := t.TempDir()
+	path := dir + "/edge.proto"
+	if err := os.WriteFile(path, []byte(protoV2), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := broker(t, "in:1")
+	strip := func(r string) string { return r[6:] } // no registry frame: header and the one-byte index
+	produce(t, b.Addr(), "in",
+		rec{0, "", strip(protoRecord(t, 1, protoV2, map[string]any{"host": "a", "ts": time.UnixMilli(1000), "bytes": int64(10), "status": int32(200)}))},
+		rec{0, "", strip(protoRecord(t, 1, protoV2, map[string]any{"host": "b", "ts": time.UnixMilli(2000), "bytes": int64(20)}))},
+	)
+	opts := []string{"format", "protobuf", "protobuf.proto-file", path, "protobuf.message-name", "Request", "scan_bounded", "latest"}
+	res := job(t, table("requests", "host STRING, bytes BIGINT, status INT", b.Addr(), "in", opts...)+"SELECT * FROM requests", 1024, 0, 30*time.Second)
+	want := []string{`{"host":"a","bytes":10,"status":200}`, `{"host":"b","bytes":20,"status":null}`}
+	if res.err != nil || !reflect.DeepEqual(res.rows, want) {
+		t.Fatalf("rows %q, error %v", res.rows, res.err)
+	}
+	for cols, msg := range map[string]string{
+		"host BIGINT":  `"host"`,
+		"agent STRING": `"agent"`,
+	} {
+		_, err := start(t, table("requests", cols, b.Addr(), "in", opts...)+"SELECT * FROM requests", 1024, 30*time.Second)
+		if err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%s: error %v, want it to name %s", cols, err, msg)
+		}
 	}
 }

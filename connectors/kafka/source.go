@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/clink-dev/clink/connectors"
+	"github.com/clink-dev/clink/connectors/formats/protobuf"
 	"github.com/clink-dev/clink/engine"
 	"github.com/clink-dev/clink/vector"
 )
@@ -53,6 +54,16 @@ func newSource(t *connectors.Table) (*Source, error) {
 	}
 	if s.cc, err = clientConfig(t.Options); err != nil {
 		return nil, err
+	}
+	if s.format.name == formatProto {
+		// A local .proto file is compiled and checked against the columns
+		// now, so that a field of the wrong type fails the plan.
+		if s.format.md, _, err = s.format.messageOf(nil, 0); err == nil {
+			err = protobuf.CheckSchema(t.Schema, s.format.md)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
