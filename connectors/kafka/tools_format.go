@@ -7,8 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/bufbuild/protocompile"
 	hamba "github.com/hamba/avro/v2"
@@ -382,13 +386,7 @@ func newRecordEncoder(ctx context.Context, pc ProduceConfig) (recordEncoder, err
 		if err != nil {
 			return nil, err
 		}
-		if err := avroWritable(pc.Schema); err != nil {
-			return nil, err
-		}
-		if err := json.CheckSchema(schema); err != nil {
-			return nil, fmt.Errorf("avro schema: %w (produce reads lines with Clink's JSON format)", err)
-		}
-		enc, err := avro.NewEncoder(schema)
+		e, err := newAvroEncoder(pc.Schema, schema)
 		if err != nil {
 			return nil, err
 		}
@@ -396,15 +394,8 @@ func newRecordEncoder(ctx context.Context, pc ProduceConfig) (recordEncoder, err
 		if err != nil {
 			return nil, err
 		}
-		required := make([]bool, schema.NumFields())
-		for i, f := range schema.Fields() {
-			required[i] = !f.Nullable
-		}
-		return &avroEncoder{
-			header: registry.AppendHeader(nil, id),
-			dec:    json.NewDecoder(schema, memory.DefaultAllocator, json.Options{Required: required}),
-			enc:    enc,
-		}, nil
+		e.header = registry.AppendHeader(nil, id)
+		return e, nil
 	case FormatProtobufConfluent:
 		name := pc.SchemaName
 		if name == "" {
@@ -430,23 +421,37 @@ func newRecordEncoder(ctx context.Context, pc ProduceConfig) (recordEncoder, err
 	return nil, fmt.Errorf("unknown format %q (one of %s)", pc.ValueFormat, strings.Join(ProduceFormats, ", "))
 }
 
-// avroWritable refuses the writer schemas whose binary form differs from
-// what avro.Encoder writes for avro.ArrowSchema's columns, naming the
-// field: the record must be written exactly as the registered schema says.
-func avroWritable(text string) error {
+// Column conversions between what Clink's JSON format reads and what
+// avro.Encoder writes for the registered schema.
+const (
+	convNone   = iota
+	convDate   // JSON "YYYY-MM-DD" (a string column) to date32
+	convMicros // timestamp[ms] to timestamp[us] (timestamp-micros)
+)
+
+// newAvroEncoder reads lines into the columns of schema (ArrowSchema of
+// text) and writes them with text. It refuses the schemas whose binary
+// form differs from what avro.Encoder writes, naming the field: the record
+// must be written exactly as the registered schema says.
+func newAvroEncoder(text string, schema *arrow.Schema) (*avroEncoder, error) {
 	s, err := hamba.ParseWithCache(text, "", &hamba.SchemaCache{})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if r, ok := s.(*hamba.RefSchema); ok {
 		s = r.Schema()
 	}
 	rec := s.(*hamba.RecordSchema) // avro.ArrowSchema checked
-	for _, f := range rec.Fields() {
+	e := &avroEncoder{conv: make([]int, schema.NumFields())}
+	jsonFields := slices.Clone(schema.Fields())
+	encFields := slices.Clone(schema.Fields())
+	required := make([]bool, schema.NumFields())
+	for i, f := range rec.Fields() {
+		required[i] = !jsonFields[i].Nullable
 		t := f.Type()
 		if u, ok := t.(*hamba.UnionSchema); ok {
 			if u.Types()[0].Type() != hamba.Null {
-				return fmt.Errorf("avro schema: field %q: produce writes a nullable field as the union [\"null\", T], not [T, \"null\"]", f.Name())
+				return nil, fmt.Errorf("avro schema: field %q: produce writes a nullable field as the union [\"null\", T], not [T, \"null\"]", f.Name())
 			}
 			t = u.Types()[1]
 		}
@@ -460,21 +465,38 @@ func avroWritable(text string) error {
 		case *hamba.FixedSchema:
 			why = "a fixed decimal"
 		case *hamba.PrimitiveSchema:
-			if l := t.Logical(); l != nil && l.Type() == hamba.TimestampMicros {
-				why = "a timestamp-micros"
+			switch l := t.Logical(); {
+			case l == nil:
+			case l.Type() == hamba.TimestampMicros:
+				e.conv[i] = convMicros
+				encFields[i].Type = arrow.FixedWidthTypes.Timestamp_us
+			case l.Type() == hamba.Date:
+				e.conv[i] = convDate
+				jsonFields[i].Type = arrow.BinaryTypes.String
 			}
 		}
 		if why != "" {
-			return fmt.Errorf("avro schema: field %q: produce cannot write %s (consume reads it)", f.Name(), why)
+			return nil, fmt.Errorf("avro schema: field %q: produce cannot write %s (consume reads it)", f.Name(), why)
 		}
 	}
-	return nil
+	e.jsonSchema, e.encSchema = arrow.NewSchema(jsonFields, nil), arrow.NewSchema(encFields, nil)
+	if err := json.CheckSchema(e.jsonSchema); err != nil {
+		return nil, fmt.Errorf("avro schema: %w (produce reads lines with Clink's JSON format)", err)
+	}
+	if e.enc, err = avro.NewEncoder(e.encSchema); err != nil {
+		return nil, err
+	}
+	e.dec = json.NewDecoder(e.jsonSchema, memory.DefaultAllocator, json.Options{Required: required})
+	return e, nil
 }
 
 type avroEncoder struct {
-	header []byte
-	dec    *json.Decoder
-	enc    *avro.Encoder
+	header     []byte
+	jsonSchema *arrow.Schema // what the JSON decoder fills
+	encSchema  *arrow.Schema // what the encoder writes
+	conv       []int         // per column
+	dec        *json.Decoder
+	enc        *avro.Encoder
 }
 
 func (e *avroEncoder) append(dst, line []byte) ([]byte, error) {
@@ -483,10 +505,65 @@ func (e *avroEncoder) append(dst, line []byte) ([]byte, error) {
 	}
 	rec := e.dec.Flush()
 	defer rec.Release()
+	if slices.ContainsFunc(e.conv, func(c int) bool { return c != convNone }) {
+		var err error
+		if rec, err = e.convert(rec); err != nil {
+			return dst, err
+		}
+		defer rec.Release()
+	}
 	dst = append(dst, e.header...)
 	dst = e.enc.AppendRow(dst, rec, 0)
 	e.enc.Unbind()
 	return dst, nil
+}
+
+// convert turns a decoded one-row record into the encoder's columns.
+func (e *avroEncoder) convert(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, rec.NumCols())
+	defer func() {
+		for i, c := range cols {
+			if c != nil && e.conv[i] != convNone {
+				c.Release()
+			}
+		}
+	}()
+	for i, c := range rec.Columns() {
+		switch e.conv[i] {
+		case convNone:
+			cols[i] = c
+		case convDate:
+			b := array.NewDate32Builder(memory.DefaultAllocator)
+			str := c.(*array.String)
+			for r := 0; r < str.Len(); r++ {
+				if str.IsNull(r) {
+					b.AppendNull()
+					continue
+				}
+				d, err := time.Parse(time.DateOnly, str.Value(r))
+				if err != nil {
+					b.Release()
+					return nil, fmt.Errorf("field %q: expected a date YYYY-MM-DD, found %q", rec.ColumnName(i), str.Value(r))
+				}
+				b.Append(arrow.Date32FromTime(d))
+			}
+			cols[i] = b.NewArray()
+			b.Release()
+		case convMicros:
+			b := array.NewTimestampBuilder(memory.DefaultAllocator, arrow.FixedWidthTypes.Timestamp_us.(*arrow.TimestampType))
+			ts := c.(*array.Timestamp)
+			for r := 0; r < ts.Len(); r++ {
+				if ts.IsNull(r) {
+					b.AppendNull()
+					continue
+				}
+				b.Append(ts.Value(r) * 1000)
+			}
+			cols[i] = b.NewArray()
+			b.Release()
+		}
+	}
+	return array.NewRecordBatch(e.encSchema, cols, rec.NumRows()), nil
 }
 
 type protoEncoder struct {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	hamba "github.com/hamba/avro/v2"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/clink-dev/clink/connectors/formats/registry"
@@ -314,5 +315,42 @@ func TestToolConsumeIsolationFormat(t *testing.T) {
 		if err != nil || got != c.want {
 			t.Errorf("read_uncommitted=%v: %q, %v; want %q", c.uncommitted, got, err, c.want)
 		}
+	}
+}
+
+// Dates are read from "YYYY-MM-DD" strings, timestamp-micros from
+// Clink's millisecond timestamps; both print as the JSON sink prints them.
+func TestToolAvroDateMicros(t *testing.T) {
+	b := broker(t, "t:1")
+	reg := schemaRegistry(t)
+	cc := clientConfig(t, b)
+	schema := `{"type":"record","name":"r","fields":[
+  {"name":"day","type":{"type":"int","logicalType":"date"}},
+  {"name":"maybe","type":["null",{"type":"int","logicalType":"date"}],"default":null},
+  {"name":"at","type":{"type":"long","logicalType":"timestamp-micros"}}]}`
+	n, err := kafka.Produce(toolCtx(t), cc, kafka.ProduceConfig{Topic: "t", Partition: 0, ValueFormat: kafka.FormatAvroConfluent, Registry: reg, Schema: schema},
+		strings.NewReader(`{"day":"2026-03-01","maybe":"1969-12-31","at":"2026-03-01 08:00:00.123"}`+"\n"+`{"day":"1970-01-01","at":1}`+"\n"+`{"day":"2026-02-30","at":1}`+"\n"))
+	if n != 2 || err == nil || !strings.Contains(err.Error(), `stdin:3: field "day": expected a date YYYY-MM-DD, found "2026-02-30"`) {
+		t.Fatalf("%d, %v", n, err)
+	}
+	got, err := consumeTool(t, cc, kafka.ConsumeConfig{Topic: "t", ValueFormat: kafka.FormatAvroConfluent, Registry: reg})
+	want := `{"day":"2026-03-01","maybe":"1969-12-31","at":"2026-03-01 08:00:00.123"}
+{"day":"1970-01-01","maybe":null,"at":"1970-01-01 00:00:00.001"}
+`
+	if err != nil || got != want {
+		t.Fatalf("%q, %v; want %q", got, err, want)
+	}
+	// The bytes are the registered schema's: hamba/avro reads them.
+	raw, _ := consumeTool(t, cc, kafka.ConsumeConfig{Topic: "t", Max: 1})
+	id, payload, err := registry.ParseHeader([]byte(strings.TrimSuffix(raw, "\n")))
+	if err != nil || id != 1 {
+		t.Fatal(id, err)
+	}
+	var v map[string]any
+	if err := hamba.Unmarshal(hamba.MustParse(schema), payload, &v); err != nil {
+		t.Fatal(err)
+	}
+	if at := v["at"].(time.Time); at.UnixMicro() != 1772352000123000 {
+		t.Errorf("at = %v (%d µs)", at, at.UnixMicro())
 	}
 }
