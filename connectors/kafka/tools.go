@@ -119,6 +119,8 @@ func Produce(ctx context.Context, cc *ClientConfig, pc ProduceConfig, in io.Read
 			lineNo++
 		}
 		line = trimEOL(line)
+		// With a format the line is encoded, and the key copied out of br's
+		// buffer; without, the value is the line and the key a part of it.
 		if !isBlank(line) && enc != nil {
 			var err error
 			if scratch, err = enc.append(scratch[:0], line); err != nil {
