@@ -56,10 +56,10 @@ type ProduceConfig struct {
 // With a ValueFormat, a line that does not encode ends Produce with an
 // error naming it (stdin:N) and the field; the lines before it are sent.
 func Produce(ctx context.Context, cc *ClientConfig, pc ProduceConfig, in io.Reader) (int64, error) {
-	var enc recordEncoder
+	var enc toolEncoder
 	if pc.ValueFormat != "" {
 		var err error
-		if enc, err = newRecordEncoder(ctx, pc); err != nil {
+		if enc, err = newToolEncoder(ctx, pc); err != nil {
 			return 0, err
 		}
 	}
@@ -386,7 +386,7 @@ type ConsumeConfig struct {
 // no group. It stops at ctx's end (returning the count and no error), or as
 // cfg says.
 func Consume(ctx context.Context, cc *ClientConfig, cfg ConsumeConfig, out io.Writer) (int64, error) {
-	format, err := newConsumeFormat(cfg)
+	format, err := newToolFormat(cfg)
 	if err != nil {
 		return 0, err
 	}

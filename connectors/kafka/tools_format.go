@@ -49,10 +49,10 @@ func NeedsRegistry(format string) bool {
 	return format == FormatAvroConfluent || format == FormatProtobufConfluent
 }
 
-// recordDecoder turns keys or values into JSON. Decoders may queue rows
+// toolDecoder turns keys or values into JSON. Decoders may queue rows
 // (the Avro one builds a batch per schema id); flush appends every queued
 // row, one line each, in the order they were added.
-type recordDecoder interface {
+type toolDecoder interface {
 	// add decodes one key or value (nil: a null, printed null); on error
 	// nothing is queued.
 	add(ctx context.Context, b []byte) error
@@ -60,26 +60,26 @@ type recordDecoder interface {
 	release()
 }
 
-func newRecordDecoder(format string, reg *registry.Client) (recordDecoder, error) {
+func newToolDecoder(format string, reg *registry.Client) (toolDecoder, error) {
 	if NeedsRegistry(format) && reg == nil {
 		return nil, fmt.Errorf("format %s needs a schema registry", format)
 	}
 	switch format {
 	case FormatRaw:
-		return &rawDecoder{}, nil
+		return &rawTool{}, nil
 	case FormatJSON:
-		return &jsonDecoder{}, nil
+		return &jsonTool{}, nil
 	case FormatAvroConfluent:
-		return &avroDecoder{reg: reg, byID: map[int]*avroReader{}}, nil
+		return &avroTool{reg: reg, byID: map[int]*avroToolReader{}}, nil
 	case FormatProtobufConfluent:
-		return &protoDecoder{reg: reg, byID: map[int]protoreflect.FileDescriptor{}}, nil
+		return &protoTool{reg: reg, byID: map[int]protoreflect.FileDescriptor{}}, nil
 	}
 	return nil, fmt.Errorf("unknown format %q (one of %s)", format, strings.Join(ConsumeFormats, ", "))
 }
 
-type rawDecoder struct{ out []byte }
+type rawTool struct{ out []byte }
 
-func (d *rawDecoder) add(_ context.Context, b []byte) error {
+func (d *rawTool) add(_ context.Context, b []byte) error {
 	if b == nil {
 		d.out = append(d.out, "null\n"...)
 		return nil
@@ -89,19 +89,19 @@ func (d *rawDecoder) add(_ context.Context, b []byte) error {
 	return nil
 }
 
-func (d *rawDecoder) flush(dst []byte) []byte {
+func (d *rawTool) flush(dst []byte) []byte {
 	dst = append(dst, d.out...)
 	d.out = d.out[:0]
 	return dst
 }
-func (d *rawDecoder) release() {}
+func (d *rawTool) release() {}
 
-type jsonDecoder struct {
+type jsonTool struct {
 	out []byte
 	buf bytes.Buffer
 }
 
-func (d *jsonDecoder) add(_ context.Context, b []byte) error {
+func (d *jsonTool) add(_ context.Context, b []byte) error {
 	if b == nil {
 		d.out = append(d.out, "null\n"...)
 		return nil
@@ -114,15 +114,15 @@ func (d *jsonDecoder) add(_ context.Context, b []byte) error {
 	return nil
 }
 
-func (d *jsonDecoder) flush(dst []byte) []byte {
+func (d *jsonTool) flush(dst []byte) []byte {
 	dst = append(dst, d.out...)
 	d.out = d.out[:0]
 	return dst
 }
-func (d *jsonDecoder) release() {}
+func (d *jsonTool) release() {}
 
-// schemaOf fetches a writer schema, checking its type.
-func schemaOf(ctx context.Context, reg *registry.Client, id int, want registry.SchemaType) (registry.Schema, error) {
+// toolSchema fetches a writer schema, checking its type.
+func toolSchema(ctx context.Context, reg *registry.Client, id int, want registry.SchemaType) (registry.Schema, error) {
 	s, err := reg.SchemaByID(ctx, id)
 	if err != nil {
 		return s, err
@@ -136,28 +136,28 @@ func schemaOf(ctx context.Context, reg *registry.Client, id int, want registry.S
 	return s, nil
 }
 
-// avroReader decodes the records of one writer schema id into the columns
+// avroToolReader decodes the records of one writer schema id into the columns
 // avro.ArrowSchema derives from it.
-type avroReader struct {
+type avroToolReader struct {
 	dec *avro.Decoder
 	w   *avro.Writer
 }
 
-// avroDecoder keeps one reader per writer schema id; rows queue in the
+// avroTool keeps one reader per writer schema id; rows queue in the
 // current id's decoder and are flushed when the id changes, so output
 // keeps the records' order.
-type avroDecoder struct {
+type avroTool struct {
 	reg  *registry.Client
-	byID map[int]*avroReader
-	cur  *avroReader
+	byID map[int]*avroToolReader
+	cur  *avroToolReader
 	out  []byte
 }
 
-func (d *avroDecoder) reader(ctx context.Context, id int) (*avroReader, error) {
+func (d *avroTool) reader(ctx context.Context, id int) (*avroToolReader, error) {
 	if r, ok := d.byID[id]; ok {
 		return r, nil
 	}
-	s, err := schemaOf(ctx, d.reg, id, registry.Avro)
+	s, err := toolSchema(ctx, d.reg, id, registry.Avro)
 	if err != nil {
 		return nil, err
 	}
@@ -171,12 +171,12 @@ func (d *avroDecoder) reader(ctx context.Context, id int) (*avroReader, error) {
 		dec.Release()
 		return nil, fmt.Errorf("schema id %d: %w", id, err)
 	}
-	r := &avroReader{dec: dec, w: w}
+	r := &avroToolReader{dec: dec, w: w}
 	d.byID[id] = r
 	return r, nil
 }
 
-func (d *avroDecoder) add(ctx context.Context, b []byte) error {
+func (d *avroTool) add(ctx context.Context, b []byte) error {
 	if b == nil {
 		d.flushCurrent()
 		d.out = append(d.out, "null\n"...)
@@ -200,7 +200,7 @@ func (d *avroDecoder) add(ctx context.Context, b []byte) error {
 	return nil
 }
 
-func (d *avroDecoder) flushCurrent() {
+func (d *avroTool) flushCurrent() {
 	if d.cur == nil || d.cur.dec.Len() == 0 {
 		return
 	}
@@ -209,38 +209,38 @@ func (d *avroDecoder) flushCurrent() {
 	b.Release()
 }
 
-func (d *avroDecoder) flush(dst []byte) []byte {
+func (d *avroTool) flush(dst []byte) []byte {
 	d.flushCurrent()
 	dst = append(dst, d.out...)
 	d.out = d.out[:0]
 	return dst
 }
 
-func (d *avroDecoder) release() {
+func (d *avroTool) release() {
 	for _, r := range d.byID {
 		r.dec.Release()
 	}
 }
 
-// protoDecoder decodes each record with dynamicpb and prints it with
+// protoTool decodes each record with dynamicpb and prints it with
 // protojson (proto field names, unset fields left out), compacted: this
 // path is for people reading a topic, not for throughput.
-type protoDecoder struct {
+type protoTool struct {
 	reg  *registry.Client
 	byID map[int]protoreflect.FileDescriptor
 	out  []byte
 	buf  bytes.Buffer
 }
 
-func (d *protoDecoder) file(ctx context.Context, id int) (protoreflect.FileDescriptor, error) {
+func (d *protoTool) file(ctx context.Context, id int) (protoreflect.FileDescriptor, error) {
 	if fd, ok := d.byID[id]; ok {
 		return fd, nil
 	}
-	s, err := schemaOf(ctx, d.reg, id, registry.Protobuf)
+	s, err := toolSchema(ctx, d.reg, id, registry.Protobuf)
 	if err != nil {
 		return nil, err
 	}
-	fd, err := compileProto("schema.proto", s.Text)
+	fd, err := compileProtoFile("schema.proto", s.Text)
 	if err != nil {
 		return nil, fmt.Errorf("schema id %d: %w", id, err)
 	}
@@ -248,7 +248,7 @@ func (d *protoDecoder) file(ctx context.Context, id int) (protoreflect.FileDescr
 	return fd, nil
 }
 
-func (d *protoDecoder) add(ctx context.Context, b []byte) error {
+func (d *protoTool) add(ctx context.Context, b []byte) error {
 	if b == nil {
 		d.out = append(d.out, "null\n"...)
 		return nil
@@ -287,16 +287,16 @@ func (d *protoDecoder) add(ctx context.Context, b []byte) error {
 	return nil
 }
 
-func (d *protoDecoder) flush(dst []byte) []byte {
+func (d *protoTool) flush(dst []byte) []byte {
 	dst = append(dst, d.out...)
 	d.out = d.out[:0]
 	return dst
 }
-func (d *protoDecoder) release() {}
+func (d *protoTool) release() {}
 
-// compileProto compiles one .proto file's text; it may import only
+// compileProtoFile compiles one .proto file's text; it may import only
 // google/protobuf/*.proto, as the registry allows without references.
-func compileProto(name, text string) (protoreflect.FileDescriptor, error) {
+func compileProtoFile(name, text string) (protoreflect.FileDescriptor, error) {
 	c := protocompile.Compiler{
 		Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{
 			Accessor: protocompile.SourceAccessorFromMap(map[string]string{name: text}),
@@ -365,14 +365,14 @@ func findMessage(fd protoreflect.FileDescriptor, name string) (protoreflect.Mess
 	return found, nil
 }
 
-// recordEncoder turns one JSON line into a framed record value.
-type recordEncoder interface {
+// toolEncoder turns one JSON line into a framed record value.
+type toolEncoder interface {
 	append(dst, line []byte) ([]byte, error)
 }
 
-// newRecordEncoder registers (or finds) the schema under the subject and
+// newToolEncoder registers (or finds) the schema under the subject and
 // returns an encoder framing records with its id.
-func newRecordEncoder(ctx context.Context, pc ProduceConfig) (recordEncoder, error) {
+func newToolEncoder(ctx context.Context, pc ProduceConfig) (toolEncoder, error) {
 	if pc.Registry == nil {
 		return nil, fmt.Errorf("format %s needs a schema registry", pc.ValueFormat)
 	}
@@ -386,7 +386,7 @@ func newRecordEncoder(ctx context.Context, pc ProduceConfig) (recordEncoder, err
 		if err != nil {
 			return nil, err
 		}
-		e, err := newAvroEncoder(pc.Schema, schema)
+		e, err := newAvroToolEncoder(pc.Schema, schema)
 		if err != nil {
 			return nil, err
 		}
@@ -401,7 +401,7 @@ func newRecordEncoder(ctx context.Context, pc ProduceConfig) (recordEncoder, err
 		if name == "" {
 			name = "schema.proto"
 		}
-		fd, err := compileProto(filepath.Base(name), pc.Schema)
+		fd, err := compileProtoFile(filepath.Base(name), pc.Schema)
 		if err != nil {
 			return nil, err
 		}
@@ -416,7 +416,7 @@ func newRecordEncoder(ctx context.Context, pc ProduceConfig) (recordEncoder, err
 		if err != nil {
 			return nil, err
 		}
-		return &protoEncoder{prefix: registry.AppendIndexes(registry.AppendHeader(nil, id), indexesOf(md)), md: md}, nil
+		return &protoToolEncoder{prefix: registry.AppendIndexes(registry.AppendHeader(nil, id), indexesOf(md)), md: md}, nil
 	}
 	return nil, fmt.Errorf("unknown format %q (one of %s)", pc.ValueFormat, strings.Join(ProduceFormats, ", "))
 }
@@ -429,11 +429,11 @@ const (
 	convMicros // timestamp[ms] to timestamp[us] (timestamp-micros)
 )
 
-// newAvroEncoder reads lines into the columns of schema (ArrowSchema of
+// newAvroToolEncoder reads lines into the columns of schema (ArrowSchema of
 // text) and writes them with text. It refuses the schemas whose binary
 // form differs from what avro.Encoder writes, naming the field: the record
 // must be written exactly as the registered schema says.
-func newAvroEncoder(text string, schema *arrow.Schema) (*avroEncoder, error) {
+func newAvroToolEncoder(text string, schema *arrow.Schema) (*avroToolEncoder, error) {
 	s, err := hamba.ParseWithCache(text, "", &hamba.SchemaCache{})
 	if err != nil {
 		return nil, err
@@ -442,7 +442,7 @@ func newAvroEncoder(text string, schema *arrow.Schema) (*avroEncoder, error) {
 		s = r.Schema()
 	}
 	rec := s.(*hamba.RecordSchema) // avro.ArrowSchema checked
-	e := &avroEncoder{conv: make([]int, schema.NumFields())}
+	e := &avroToolEncoder{conv: make([]int, schema.NumFields())}
 	jsonFields := slices.Clone(schema.Fields())
 	encFields := slices.Clone(schema.Fields())
 	required := make([]bool, schema.NumFields())
@@ -490,7 +490,7 @@ func newAvroEncoder(text string, schema *arrow.Schema) (*avroEncoder, error) {
 	return e, nil
 }
 
-type avroEncoder struct {
+type avroToolEncoder struct {
 	header     []byte
 	jsonSchema *arrow.Schema // what the JSON decoder fills
 	encSchema  *arrow.Schema // what the encoder writes
@@ -499,7 +499,7 @@ type avroEncoder struct {
 	enc        *avro.Encoder
 }
 
-func (e *avroEncoder) append(dst, line []byte) ([]byte, error) {
+func (e *avroToolEncoder) append(dst, line []byte) ([]byte, error) {
 	if err := e.dec.Append(line); err != nil {
 		return dst, err
 	}
@@ -519,7 +519,7 @@ func (e *avroEncoder) append(dst, line []byte) ([]byte, error) {
 }
 
 // convert turns a decoded one-row record into the encoder's columns.
-func (e *avroEncoder) convert(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+func (e *avroToolEncoder) convert(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 	cols := make([]arrow.Array, rec.NumCols())
 	defer func() {
 		for i, c := range cols {
@@ -566,12 +566,12 @@ func (e *avroEncoder) convert(rec arrow.RecordBatch) (arrow.RecordBatch, error) 
 	return array.NewRecordBatch(e.encSchema, cols, rec.NumRows()), nil
 }
 
-type protoEncoder struct {
+type protoToolEncoder struct {
 	prefix []byte // header and message indexes
 	md     protoreflect.MessageDescriptor
 }
 
-func (e *protoEncoder) append(dst, line []byte) ([]byte, error) {
+func (e *protoToolEncoder) append(dst, line []byte) ([]byte, error) {
 	m := dynamicpb.NewMessage(e.md)
 	if err := protojson.Unmarshal(line, m); err != nil {
 		return dst, err
@@ -580,27 +580,27 @@ func (e *protoEncoder) append(dst, line []byte) ([]byte, error) {
 	return proto.MarshalOptions{}.MarshalAppend(dst, m)
 }
 
-// consumeFormat writes the records of Consume with a ValueFormat: values
+// toolFormat writes the records of Consume with a ValueFormat: values
 // only, or {"key":K,"value":V} with a KeyFormat.
-type consumeFormat struct {
-	key, value recordDecoder // key nil: values only
+type toolFormat struct {
+	key, value toolDecoder // key nil: values only
 	out        []byte
 }
 
-func newConsumeFormat(cfg ConsumeConfig) (*consumeFormat, error) {
+func newToolFormat(cfg ConsumeConfig) (*toolFormat, error) {
 	if cfg.ValueFormat == "" {
 		if cfg.KeyFormat != "" {
 			return nil, errors.New("a key format needs a value format")
 		}
 		return nil, nil
 	}
-	f := &consumeFormat{}
+	f := &toolFormat{}
 	var err error
-	if f.value, err = newRecordDecoder(cfg.ValueFormat, cfg.Registry); err != nil {
+	if f.value, err = newToolDecoder(cfg.ValueFormat, cfg.Registry); err != nil {
 		return nil, fmt.Errorf("value format: %w", err)
 	}
 	if cfg.KeyFormat != "" {
-		if f.key, err = newRecordDecoder(cfg.KeyFormat, cfg.Registry); err != nil {
+		if f.key, err = newToolDecoder(cfg.KeyFormat, cfg.Registry); err != nil {
 			return nil, fmt.Errorf("key format: %w", err)
 		}
 	}
@@ -608,7 +608,7 @@ func newConsumeFormat(cfg ConsumeConfig) (*consumeFormat, error) {
 }
 
 // add decodes one record; on error nothing of it is written.
-func (f *consumeFormat) add(ctx context.Context, r *kgo.Record) error {
+func (f *toolFormat) add(ctx context.Context, r *kgo.Record) error {
 	if f.key == nil {
 		return f.value.add(ctx, r.Value)
 	}
@@ -630,7 +630,7 @@ func (f *consumeFormat) add(ctx context.Context, r *kgo.Record) error {
 
 // flush returns every line added since the last flush; the slice is
 // reused by the next add.
-func (f *consumeFormat) flush() []byte {
+func (f *toolFormat) flush() []byte {
 	if f.key == nil {
 		f.out = f.value.flush(f.out[:0])
 		return f.out
@@ -640,7 +640,7 @@ func (f *consumeFormat) flush() []byte {
 	return out
 }
 
-func (f *consumeFormat) release() {
+func (f *toolFormat) release() {
 	f.value.release()
 	if f.key != nil {
 		f.key.release()
