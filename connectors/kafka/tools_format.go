@@ -349,6 +349,9 @@ func findMessage(fd protoreflect.FileDescriptor, name string) (protoreflect.Mess
 	walk = func(ms protoreflect.MessageDescriptors) {
 		for i := 0; i < ms.Len(); i++ {
 			md := ms.Get(i)
+			if md.IsMapEntry() {
+				continue
+			}
 			full := string(md.FullName())
 			rel := strings.TrimPrefix(full, string(fd.Package())+".")
 			if full == name || rel == name {
