@@ -13,6 +13,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/clink-dev/clink/connectors/formats/registry"
 )
 
 // The tools behind `clink kafka produce|consume`: enough of a Kafka client
@@ -28,11 +30,39 @@ type ProduceConfig struct {
 	// KeyField names a top-level field of each JSON line whose value
 	// (strings without quotes, other values as written) is the key.
 	KeyField string
+
+	// ValueFormat, when set (FormatAvroConfluent or
+	// FormatProtobufConfluent), encodes each line, a JSON object, with
+	// Schema, registered (or found) first under Subject through Registry,
+	// whose compatibility check may refuse it; records carry the Schema
+	// Registry header (and, for Protobuf, the message indexes). Empty
+	// sends lines as they are.
+	ValueFormat string
+	Registry    *registry.Client
+	// Subject defaults to Topic + "-value" (Confluent's
+	// TopicNameStrategy).
+	Subject string
+	// Schema is the Avro schema (JSON) or the .proto file's text;
+	// SchemaName the .proto file's name, for errors.
+	Schema, SchemaName string
+	// Message is the Protobuf message of each line: its full name, or its
+	// name within the file's package ("Outer.Inner" when nested).
+	Message string
 }
 
 // Produce sends one record per non-blank line of in (acks=all, idempotent)
 // and returns how many were acknowledged.
+//
+// With a ValueFormat, a line that does not encode ends Produce with an
+// error naming it (stdin:N) and the field; the lines before it are sent.
 func Produce(ctx context.Context, cc *ClientConfig, pc ProduceConfig, in io.Reader) (int64, error) {
+	var enc toolEncoder
+	if pc.ValueFormat != "" {
+		var err error
+		if enc, err = newToolEncoder(ctx, pc); err != nil {
+			return 0, err
+		}
+	}
 	opts := []kgo.Opt{kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic(pc.Topic), kgo.RecordDeliveryTimeout(deliveryTimeout)}
 	if pc.Partition >= 0 {
 		opts = append(opts, kgo.RecordPartitioner(kgo.ManualPartitioner()))
@@ -69,8 +99,9 @@ func Produce(ctx context.Context, cc *ClientConfig, pc ProduceConfig, in io.Read
 	var chunk []byte
 	var recs []kgo.Record
 	br := bufio.NewReaderSize(in, 1<<20)
-	var long []byte
+	var long, scratch []byte
 	lineNo := 0
+	var lineErr error
 	for {
 		line, rerr := br.ReadSlice('\n')
 		if rerr == bufio.ErrBufferFull {
@@ -88,7 +119,39 @@ func Produce(ctx context.Context, cc *ClientConfig, pc ProduceConfig, in io.Read
 			lineNo++
 		}
 		line = trimEOL(line)
-		if !isBlank(line) {
+		// With a format the line is encoded, and the key copied out of br's
+		// buffer; without, the value is the line and the key a part of it.
+		if !isBlank(line) && enc != nil {
+			var err error
+			if scratch, err = enc.append(scratch[:0], line); err != nil {
+				lineErr = fmt.Errorf("stdin:%d: %v", lineNo, err)
+				break
+			}
+			var key []byte
+			keyed := false
+			if pc.KeyField != "" {
+				if key, keyed, err = fieldText(line, pc.KeyField); err != nil {
+					lineErr = fmt.Errorf("stdin:%d: %v", lineNo, err)
+					break
+				}
+			}
+			if cap(chunk)-len(chunk) < len(scratch)+len(key) {
+				chunk = make([]byte, 0, max(1<<20, len(scratch)+len(key)))
+			}
+			start := len(chunk)
+			chunk = append(chunk, scratch...)
+			if len(recs) == cap(recs) {
+				recs = make([]kgo.Record, 0, 4096)
+			}
+			recs = append(recs, kgo.Record{Value: chunk[start:len(chunk):len(chunk)], Partition: pc.Partition})
+			r := &recs[len(recs)-1]
+			if keyed {
+				start = len(chunk)
+				chunk = append(chunk, key...)
+				r.Key = chunk[start:len(chunk):len(chunk)]
+			}
+			cl.Produce(ctx, r, promise)
+		} else if !isBlank(line) {
 			if cap(chunk)-len(chunk) < len(line) {
 				chunk = make([]byte, 0, max(1<<20, len(line)))
 			}
@@ -122,6 +185,9 @@ func Produce(ctx context.Context, cc *ClientConfig, pc ProduceConfig, in io.Read
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	if firstErr == nil {
+		firstErr = lineErr
+	}
 	return acked.Load(), firstErr
 }
 
@@ -298,6 +364,21 @@ type ConsumeConfig struct {
 	// Pools recycles records and decompression buffers as the source
 	// does (for a like-for-like benchmark baseline).
 	Pools bool
+
+	// ValueFormat, when set (one of ConsumeFormats), decodes each value
+	// to one JSON line; avro-confluent and protobuf-confluent fetch the
+	// writer schemas from Registry. Empty writes values as they are.
+	ValueFormat string
+	// KeyFormat, when set, writes {"key":K,"value":V} lines instead, K
+	// decoded as it says (null for a record without a key); it needs a
+	// ValueFormat.
+	KeyFormat string
+	Registry  *registry.Client
+	// OnError, when set, is given the error of each record that does not
+	// decode (naming its topic, partition and offset), and the record is
+	// skipped; otherwise the first such record ends Consume with that
+	// error, after the records before it were written.
+	OnError func(error)
 }
 
 // Consume writes record values, one per line, to out (unless CountOnly)
@@ -305,6 +386,13 @@ type ConsumeConfig struct {
 // no group. It stops at ctx's end (returning the count and no error), or as
 // cfg says.
 func Consume(ctx context.Context, cc *ClientConfig, cfg ConsumeConfig, out io.Writer) (int64, error) {
+	format, err := newToolFormat(cfg)
+	if err != nil {
+		return 0, err
+	}
+	if format != nil {
+		defer format.release()
+	}
 	admin, err := cc.newClient()
 	if err != nil {
 		return 0, err
@@ -379,13 +467,29 @@ func Consume(ctx context.Context, cc *ClientConfig, cfg ConsumeConfig, out io.Wr
 						}
 						got = true
 						count++
-						if !cfg.CountOnly {
+						switch {
+						case format != nil:
+							if err := format.add(ctx, r); err != nil {
+								err = fmt.Errorf("topic %s partition %d offset %d: %w", r.Topic, r.Partition, r.Offset, err)
+								if cfg.OnError == nil {
+									w.Write(format.flush())
+									return count, err
+								}
+								cfg.OnError(err)
+							}
+						case !cfg.CountOnly:
 							w.Write(r.Value)
 							w.WriteByte('\n')
 						}
 						if cfg.Max > 0 && count >= cfg.Max {
+							if format != nil {
+								w.Write(format.flush())
+							}
 							return count, nil
 						}
+					}
+					if format != nil {
+						w.Write(format.flush())
 					}
 					if cfg.Pools {
 						for _, r := range p.Records {
