@@ -28,6 +28,10 @@ type Meta struct {
 	// Operators are the job's stateful operators with their state
 	// signatures: a restore matches them with the new job's (Compare).
 	Operators []OperatorInfo
+	// Epoch, when not 0, is the leader epoch of the Coordinator that
+	// commits: Commit refuses it when the store was fenced with a newer
+	// one (Store.Fence).
+	Epoch uint64
 }
 
 // PropSyncDuration is the manifest property with the longest synchronous

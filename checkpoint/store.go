@@ -532,6 +532,9 @@ func (w *Writer) Commit(meta Meta) error {
 	if err := syncDir(w.store.dir); err != nil {
 		return err
 	}
+	if err := w.store.CheckEpoch(meta.Epoch); err != nil {
+		return fmt.Errorf("checkpoint %d: %w", w.id, err)
+	}
 	return writeFileAtomic(filepath.Join(w.dir, ManifestName), data)
 }
 

@@ -95,6 +95,9 @@ func (ctl *controller) begin(kind string, next phase) phase {
 // job's directory and asks every Worker of the attempt for its barrier.
 func (ctl *controller) trigger(kind string) error {
 	c, j, a := ctl.c, ctl.j, ctl.a
+	if err := c.fencedCheck(j); err != nil {
+		return err
+	}
 	if j.nextCk == 0 {
 		id, err := j.store.NextID()
 		if err != nil {
@@ -193,7 +196,12 @@ func (ctl *controller) complete() error {
 	for _, ps := range p.acks {
 		parts = append(parts, ps...)
 	}
-	meta := checkpoint.Meta{Job: j.name, Fingerprint: j.fingerprint, Parts: parts, Operators: p.operators(),
+	if err := c.fencedCheck(j); err != nil {
+		c.recordCk(j, p, "FAILED", err.Error(), nil)
+		ctl.ckFailed(p.id, err.Error())
+		return err
+	}
+	meta := checkpoint.Meta{Job: j.name, Fingerprint: j.fingerprint, Parts: parts, Operators: p.operators(), Epoch: j.epoch,
 		Properties: map[string]string{"job_id": j.id, "attempt": strconv.Itoa(a.ref.Attempt), "kind": p.kind,
 			checkpoint.PropSyncDuration: strconv.FormatFloat(p.syncMS, 'f', 3, 64)}}
 	if err := p.w.Commit(meta); err != nil {
@@ -214,6 +222,7 @@ func (ctl *controller) complete() error {
 		c.logf("job_id=%s: pruning checkpoints: %v", j.id, err)
 	}
 	c.recordCk(j, p, "COMPLETED", "", parts)
+	c.persist(j)
 	ctl.ckCompleted(p.id, p.kind, len(parts), time.Since(p.start))
 	var wg sync.WaitGroup
 	for wid := range a.workers {

@@ -42,6 +42,16 @@ type CoordinatorConfig struct {
 	// (default <CheckpointDir>/savepoints, else <job's checkpoint
 	// directory>/savepoints). Checkpoint retention never removes them.
 	SavepointDir string
+	// HADir, when set, makes this one of several highly available
+	// Coordinators sharing the directory (docs/cluster.md, High
+	// availability): the leader lease, the jobs and the job-id counter
+	// live there. HAID names this Coordinator in the lease (default its
+	// Flight address and a random suffix); LeaseTTL is how long a lease
+	// lasts unrenewed (default 5 s), LeaseRenew how often the leader
+	// renews it and standbys look at it (default 1 s).
+	HADir                string
+	HAID                 string
+	LeaseTTL, LeaseRenew time.Duration
 	// Token, when set, is required as a bearer token on every call and
 	// HTTP request (CLINK_AUTH_TOKEN).
 	Token string
@@ -92,6 +102,9 @@ type Coordinator struct {
 	nextJob  int
 	capacity chan struct{} // closed and replaced when slots change
 	started  time.Time
+	// ha is the lease and job store with HADir (nil: a lone Coordinator,
+	// always the leader).
+	ha *haState
 }
 
 type workerInfo struct {
@@ -105,7 +118,12 @@ type workerInfo struct {
 
 // job is a submitted job; its fields are guarded by Coordinator.mu.
 type job struct {
-	id, name    string
+	id, name string
+	// req is the submission, kept in the HA job store; epoch is the
+	// leader epoch the job belongs to (0 without HA): a Coordinator that
+	// lost it acts no more for the job.
+	req         SubmitRequest
+	epoch       uint64
 	plan        []byte
 	parallelism int
 	guarantee   string
@@ -188,6 +206,9 @@ const (
 	evCallFailed
 	evCompleted
 	evSavepoint
+	// evFenced: this Coordinator lost the leadership; the job is the
+	// next leader's.
+	evFenced
 )
 
 type event struct {
@@ -259,6 +280,15 @@ func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 		}
 		c.http = &http.Server{Handler: c.api(), ReadHeaderTimeout: 10 * time.Second}
 	}
+	if cfg.HADir != "" {
+		if c.ha, err = newHA(c); err != nil {
+			srv.Shutdown()
+			if c.hl != nil {
+				c.hl.Close()
+			}
+			return nil, err
+		}
+	}
 	handle(srv, actRegister, c.register)
 	handle(srv, actHeartbeat, c.heartbeat)
 	handle(srv, actAck, func(_ context.Context, r *ackReq) (any, error) {
@@ -307,9 +337,21 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	c.logf("listening: flight %s, http %s", c.FlightAddr(), c.HTTPAddr())
 	tick := time.NewTicker(c.cfg.Heartbeat / 5)
 	defer tick.Stop()
+	var renew <-chan time.Time
+	if c.ha != nil {
+		c.haTick()
+		t := time.NewTicker(c.ha.renew)
+		defer t.Stop()
+		renew = t.C
+	}
 	for {
 		select {
+		case <-renew:
+			c.haTick()
 		case <-ctx.Done():
+			if c.ha != nil {
+				c.stepDown("shutting down", !c.ha.vanish)
+			}
 			c.srv.Shutdown()
 			if c.http != nil {
 				c.http.Close()
@@ -328,6 +370,9 @@ func (c *Coordinator) capacityChangedLocked() {
 }
 
 func (c *Coordinator) register(_ context.Context, r *registerReq) (any, error) {
+	if err := c.notLeader(); err != nil {
+		return nil, err
+	}
 	if r.Slots < 1 {
 		return nil, fmt.Errorf("a Worker needs at least one slot")
 	}
@@ -344,10 +389,13 @@ func (c *Coordinator) register(_ context.Context, r *registerReq) (any, error) {
 	c.capacityChangedLocked()
 	c.mu.Unlock()
 	c.logf("worker registered: %s at %s, %d slots", r.ID, r.Addr, r.Slots)
-	return &registerResp{HeartbeatMS: int(c.cfg.Heartbeat / time.Millisecond)}, nil
+	return &registerResp{HeartbeatMS: int(c.cfg.Heartbeat / time.Millisecond), Epoch: c.epoch()}, nil
 }
 
 func (c *Coordinator) heartbeat(_ context.Context, r *heartbeatReq) (any, error) {
+	if err := c.notLeader(); err != nil {
+		return nil, err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	w, ok := c.workers[r.ID]
@@ -406,6 +454,9 @@ func (c *Coordinator) unreachable(wid string, err error) {
 // send hands an event of an attempt to its job (events of replaced
 // attempts are dropped by the job).
 func (c *Coordinator) send(ref attemptRef, ev event) error {
+	if err := c.notLeader(); err != nil {
+		return err
+	}
 	c.mu.Lock()
 	j, ok := c.jobs[ref.Job]
 	c.mu.Unlock()
@@ -426,45 +477,77 @@ func (c *Coordinator) post(j *job, ev event) {
 
 // Submit plans a job (to check it and state its guarantee) and starts it.
 func (c *Coordinator) Submit(r *SubmitRequest) (*SubmitResponse, error) {
+	if err := c.notLeader(); err != nil {
+		return nil, err
+	}
+	j, resp, err := c.newJob(r, false)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	for _, o := range c.jobs {
+		if o.ckDir != "" && o.ckDir == j.ckDir && !terminal(o.state) {
+			c.mu.Unlock()
+			return nil, fmt.Errorf("job %s (%s) is running with checkpoint directory %s; cancel it first, or name this job differently", o.id, o.name, o.ckDir)
+		}
+	}
+	if err := c.assignIDLocked(j); err != nil {
+		c.mu.Unlock()
+		return nil, err
+	}
+	c.jobs[j.id] = j
+	c.order = append(c.order, j.id)
+	c.mu.Unlock()
+	c.persist(j)
+	c.logf("job_id=%s submitted: %s, parallelism %d, guarantee %s", j.id, j.name, j.parallelism, j.guarantee)
+	go c.runJob(j)
+	resp.Job, resp.Guarantee = JobID(j.id), j.guarantee
+	return resp, nil
+}
+
+// newJob plans a submitted job (to check it and state its guarantee) and
+// finds its restore point; recovering (a new leader takes it over) skips
+// the latter: the job's record says where it stands.
+func (c *Coordinator) newJob(r *SubmitRequest, recovering bool) (*job, *SubmitResponse, error) {
 	var plan pb.Plan
 	if err := proto.Unmarshal(r.Plan, &plan); err != nil {
-		return nil, fmt.Errorf("bad plan: %v", err)
+		return nil, nil, fmt.Errorf("bad plan: %v", err)
 	}
 	settings, err := substrait.JobSettings(&plan)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	par := r.Parallelism
 	if par == 0 {
 		par = 1
 		if v, ok := settings["parallelism"]; ok {
 			if par, err = strconv.Atoi(v); err != nil {
-				return nil, fmt.Errorf("plan setting parallelism %q", v)
+				return nil, nil, fmt.Errorf("plan setting parallelism %q", v)
 			}
 		}
 	}
 	if par < 1 {
-		return nil, fmt.Errorf("parallelism must be at least 1")
+		return nil, nil, fmt.Errorf("parallelism must be at least 1")
 	}
 	name := r.Name
 	if name == "" {
 		name = substrait.JobName(&plan)
 	}
 	if n := btoi(r.Fresh) + btoi(r.FromCheckpoint != 0) + btoi(r.FromSavepoint != ""); n > 1 {
-		return nil, fmt.Errorf("give one of from_checkpoint, from_savepoint and fresh")
+		return nil, nil, fmt.Errorf("give one of from_checkpoint, from_savepoint and fresh")
 	}
 	// Plan subtask 0 as a Worker would, to refuse a bad job now.
 	rt := connectors.Runtime{BatchSize: 1024, Linger: time.Millisecond, Mem: memory.NewGoAllocator(), Stdout: io.Discard, Stderr: io.Discard, Parallelism: par}
 	built, err := planner.BuildParallel(&plan, planner.Env{Connectors: c.cfg.Connectors, Funcs: c.funcs, Runtime: rt, Subtasks: []int{0}}, par)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer func() {
 		for _, p := range built.Pipelines {
 			p.Sink.Close()
 		}
 	}()
-	j := &job{name: name, plan: r.Plan, parallelism: par, state: StateCreated, created: time.Now(),
+	j := &job{req: *r, epoch: c.epoch(), name: name, plan: r.Plan, parallelism: par, state: StateCreated, created: time.Now(),
 		fresh: r.Fresh, from: r.FromCheckpoint, batchSize: r.BatchSize, lingerMS: r.LingerMS, events: make(chan event, 64), interval: c.cfg.CheckpointInterval, retain: 3}
 	if v, ok := settings["checkpoint_dir"]; ok {
 		j.ckDir = v
@@ -474,68 +557,56 @@ func (c *Coordinator) Submit(r *SubmitRequest) (*SubmitResponse, error) {
 	if v, ok := settings["checkpoint_interval_ms"]; ok {
 		ms, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || ms <= 0 {
-			return nil, fmt.Errorf("plan setting checkpoint_interval_ms %q", v)
+			return nil, nil, fmt.Errorf("plan setting checkpoint_interval_ms %q", v)
 		}
 		j.interval = time.Duration(ms) * time.Millisecond
 	}
 	j.incremental = settings["incremental_checkpoints"] != "false"
 	if v, ok := settings["checkpoints_retained"]; ok {
 		if j.retain, err = strconv.Atoi(v); err != nil || j.retain < 1 {
-			return nil, fmt.Errorf("plan setting checkpoints_retained %q", v)
+			return nil, nil, fmt.Errorf("plan setting checkpoints_retained %q", v)
 		}
 	}
 	resp := &SubmitResponse{}
 	if j.ckDir != "" {
 		if err := engine.CheckCheckpoints(built.Pipelines); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if j.ckDir, err = filepath.Abs(j.ckDir); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if j.store, err = checkpoint.NewStore(j.ckDir, checkpoint.Options{}); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if j.fingerprint, err = substrait.Fingerprint(&plan); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if j.stateOps, err = planner.StateOperators(&plan, planner.Env{Connectors: c.cfg.Connectors, Funcs: c.funcs, Runtime: rt}); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		j.allowNonRestored = r.AllowNonRestoredState
 		if j.spDir, err = c.savepointDir(j, settings); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if r.FromSavepoint != "" {
 			if j.fromSP, err = checkpoint.OpenDir(r.FromSavepoint); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			resp.FromSavepoint = j.fromSP.Path
 		}
-		id, err := c.restorePoint(j)
-		if err != nil {
-			return nil, err
+		resp.CheckpointDir = j.ckDir
+		if !recovering {
+			id, err := c.restorePoint(j)
+			if err != nil {
+				return nil, nil, err
+			}
+			resp.RestorePoint = id
 		}
-		resp.CheckpointDir, resp.RestorePoint = j.ckDir, id
 	} else if r.Fresh || r.FromCheckpoint != 0 || r.FromSavepoint != "" || r.AllowNonRestoredState {
-		return nil, fmt.Errorf("from_checkpoint, from_savepoint, fresh and allow_non_restored_state need a checkpoint directory")
+		return nil, nil, fmt.Errorf("from_checkpoint, from_savepoint, fresh and allow_non_restored_state need a checkpoint directory")
 	}
 	j.guarantee = engine.Guarantee(built.Pipelines, j.store != nil)
-	c.mu.Lock()
-	for _, o := range c.jobs {
-		if o.ckDir != "" && o.ckDir == j.ckDir && !terminal(o.state) {
-			c.mu.Unlock()
-			return nil, fmt.Errorf("job %s (%s) is running with checkpoint directory %s; cancel it first, or name this job differently", o.id, o.name, o.ckDir)
-		}
-	}
-	c.nextJob++
-	j.id = strconv.Itoa(c.nextJob)
-	c.jobs[j.id] = j
-	c.order = append(c.order, j.id)
-	c.mu.Unlock()
-	c.logf("job_id=%s submitted: %s, parallelism %d, guarantee %s", j.id, name, par, j.guarantee)
-	go c.runJob(j)
-	resp.Job, resp.Guarantee = JobID(j.id), j.guarantee
-	return resp, nil
+	return j, resp, nil
 }
 
 func btoi(b bool) int {
@@ -624,6 +695,7 @@ func (c *Coordinator) end(j *job, state, reason string) {
 	}
 	c.mu.Unlock()
 	c.logf("job_id=%s %s", j.id, state)
+	c.persist(j)
 	// Answer whatever still arrives.
 	go func() {
 		for ev := range j.events {

@@ -61,7 +61,7 @@ func (ctl *controller) endAttempt() {
 
 // stale: an event of a replaced attempt (cancel and stop are the job's).
 func (ctl *controller) stale(ev event) bool {
-	return ev.kind != evCancel && ev.kind != evStop && ev.kind != evSavepoint && ev.attempt != ctl.a.ref.Attempt
+	return ev.kind != evCancel && ev.kind != evStop && ev.kind != evSavepoint && ev.kind != evFenced && ev.attempt != ctl.a.ref.Attempt
 }
 
 // onAttemptEvent handles what every live phase handles alike: cancel, a
@@ -71,6 +71,8 @@ func (ctl *controller) onAttemptEvent(ev event) (next phase, ok bool) {
 	switch ev.kind {
 	case evCancel:
 		return ctl.cancel(ev), true
+	case evFenced:
+		return phaseFenced, true
 	case evLost, evCallFailed:
 		return ctl.fail(ev.err), true
 	case evDone:
@@ -173,6 +175,9 @@ func (ctl *controller) fail(reason string) phase {
 		a.stopReply <- stopResult{err: errors.New(reason)}
 	}
 	ctl.savepointsFailed(errors.New(reason))
+	if !ctl.c.leadingFor(ctl.j) {
+		return phaseFenced
+	}
 	ctl.cancelAll()
 	ctl.reason = reason
 	return phaseRestarting

@@ -36,9 +36,12 @@ const (
 	phaseFinished
 	phaseCanceled
 	phaseFailed
+	// fenced: this Coordinator lost the leadership (HA); the job is left
+	// as it is, to the next leader, with nothing written.
+	phaseFenced
 )
 
-var phaseNames = [...]string{"scheduling", "running", "checkpointing", "stopping", "restarting", "finished", "canceled", "failed"}
+var phaseNames = [...]string{"scheduling", "running", "checkpointing", "stopping", "restarting", "finished", "canceled", "failed", "fenced"}
 
 func (p phase) String() string {
 	if int(p) < len(phaseNames) {
@@ -64,14 +67,14 @@ func (p phase) String() string {
 //	restarting    -> scheduling | failed (MaxRestarts reached) | canceled
 //
 // Every live phase goes to restarting on a failure (a Worker lost, a
-// subtask's error, a failed call, an expired checkpoint) and to canceled
-// on cancel.
+// subtask's error, a failed call, an expired checkpoint), to canceled
+// on cancel, and to fenced when this Coordinator lost the leadership.
 var transitions = map[phase][]phase{
-	phaseScheduling:    {phaseRunning, phaseRestarting, phaseCanceled},
-	phaseRunning:       {phaseCheckpointing, phaseStopping, phaseFinished, phaseRestarting, phaseCanceled},
-	phaseCheckpointing: {phaseRunning, phaseStopping, phaseRestarting, phaseCanceled},
-	phaseStopping:      {phaseFinished, phaseRestarting, phaseCanceled},
-	phaseRestarting:    {phaseScheduling, phaseFailed, phaseCanceled},
+	phaseScheduling:    {phaseRunning, phaseRestarting, phaseCanceled, phaseFenced},
+	phaseRunning:       {phaseCheckpointing, phaseStopping, phaseFinished, phaseRestarting, phaseCanceled, phaseFenced},
+	phaseCheckpointing: {phaseRunning, phaseStopping, phaseRestarting, phaseCanceled, phaseFenced},
+	phaseStopping:      {phaseFinished, phaseRestarting, phaseCanceled, phaseFenced},
+	phaseRestarting:    {phaseScheduling, phaseFailed, phaseCanceled, phaseFenced},
 }
 
 // controller drives one job; only runJob's goroutine uses it. The job's
@@ -107,6 +110,16 @@ func (c *Coordinator) runJob(j *job) {
 			return
 		case phaseFailed:
 			c.end(j, StateFailed, ctl.reason)
+			return
+		case phaseFenced:
+			c.logf("job_id=%s left to the new leader (this Coordinator's epoch %d is over)", j.id, j.epoch)
+			go func() {
+				for ev := range j.events {
+					if ev.reply != nil {
+						ev.reply <- stopResult{err: fmt.Errorf("job %s: %w", j.id, ErrNotLeader)}
+					}
+				}
+			}()
 			return
 		}
 		p = next

@@ -49,6 +49,8 @@ type registerReq struct {
 
 type registerResp struct {
 	HeartbeatMS int `json:"heartbeat_ms"`
+	// Epoch is the leader epoch of an HA Coordinator (0: none).
+	Epoch uint64 `json:"epoch,omitempty"`
 }
 
 type heartbeatReq struct {
@@ -80,6 +82,10 @@ type opStats struct {
 type attemptRef struct {
 	Job     string `json:"job"`
 	Attempt int    `json:"attempt"`
+	// Epoch is the leader epoch of the HA Coordinator the attempt belongs
+	// to (0 without HA): a Worker refuses calls of an older epoch than
+	// the newest it has seen.
+	Epoch uint64 `json:"epoch,omitempty"`
 }
 
 type deployReq struct {

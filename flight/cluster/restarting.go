@@ -10,6 +10,9 @@ import (
 // been restarted MaxRestarts times already.
 func (ctl *controller) restarting() phase {
 	c, j := ctl.c, ctl.j
+	if !c.leadingFor(j) {
+		return phaseFenced
+	}
 	c.mu.Lock()
 	j.errorCount++
 	j.failure = ctl.reason
@@ -23,8 +26,15 @@ func (ctl *controller) restarting() phase {
 	j.state = StateRestarting
 	c.mu.Unlock()
 	c.logf("job_id=%s awaiting_restart (attempt %d/%d): %s", j.id, k, c.cfg.MaxRestarts, ctl.reason)
+	c.persist(j)
 	if !c.restartDelay(j) {
+		if !c.leadingFor(j) {
+			return phaseFenced
+		}
 		return phaseCanceled
+	}
+	if !c.leadingFor(j) {
+		return phaseFenced
 	}
 	return phaseScheduling
 }
@@ -39,6 +49,9 @@ func (c *Coordinator) restartDelay(j *job) bool {
 		case <-timer.C:
 			return true
 		case ev := <-j.events:
+			if ev.kind == evFenced {
+				return false
+			}
 			if ev.kind == evCancel || ev.kind == evStop {
 				if ev.reply != nil {
 					ev.reply <- stopResult{err: fmt.Errorf("job %s is restarting; cancelled without a savepoint", j.id)}

@@ -12,6 +12,12 @@ import (
 // attempt restoring the job's restore point.
 func (ctl *controller) scheduling() phase {
 	assign, ok := ctl.c.schedule(ctl.j)
+	if !ctl.c.leadingFor(ctl.j) {
+		if ok {
+			ctl.c.release(assign)
+		}
+		return phaseFenced
+	}
 	if !ok {
 		return phaseCanceled
 	}
@@ -24,7 +30,7 @@ func (ctl *controller) startAttempt(assign map[int]string) phase {
 	c, j := ctl.c, ctl.j
 	c.mu.Lock()
 	j.attempt++
-	a := &jobAttempt{ref: attemptRef{Job: j.id, Attempt: j.attempt}, assign: assign, workers: attemptWorkers(assign),
+	a := &jobAttempt{ref: attemptRef{Job: j.id, Attempt: j.attempt, Epoch: j.epoch}, assign: assign, workers: attemptWorkers(assign),
 		finished: map[string]bool{}, done: map[string]bool{}}
 	c.mu.Unlock()
 	ctl.a = a
@@ -55,6 +61,7 @@ func (ctl *controller) startAttempt(assign map[int]string) phase {
 	c.mu.Lock()
 	j.state = StateRunning
 	c.mu.Unlock()
+	c.persist(j)
 	c.logf("job_id=%s attempt %d running: %d subtasks on %d workers", j.id, a.ref.Attempt, j.parallelism, len(a.workers))
 	if j.store != nil {
 		a.ticker = time.NewTicker(j.interval)
@@ -69,6 +76,9 @@ func (ctl *controller) startAttempt(assign map[int]string) phase {
 // call's error.
 func (ctl *controller) deploy() error {
 	c, j, a := ctl.c, ctl.j, ctl.a
+	if !c.leadingFor(j) {
+		return fmt.Errorf("job %s: %w (epoch %d is over)", j.id, ErrNotLeader, j.epoch)
+	}
 	peers := map[int]string{}
 	c.mu.Lock()
 	for s, wid := range a.assign {
@@ -163,6 +173,9 @@ func (c *Coordinator) schedule(j *job) (map[int]string, bool) {
 		select {
 		case <-wait:
 		case ev := <-j.events:
+			if ev.kind == evFenced {
+				return nil, false
+			}
 			if ev.kind == evCancel || ev.kind == evStop {
 				if ev.reply != nil {
 					ev.reply <- stopResult{err: fmt.Errorf("job %s was not running; cancelled without a savepoint", j.id)}

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,8 +31,18 @@ import (
 type WorkerConfig struct {
 	// ID names the Worker (default: a random one).
 	ID string
-	// Coordinator is the Coordinator's Flight address.
-	Coordinator string
+	// Coordinator is the Coordinator's Flight address. With highly
+	// available Coordinators, Coordinators lists all of them and HADir
+	// (when the Worker sees it) names the leader: the Worker registers
+	// with whichever leads and follows leadership changes.
+	Coordinator  string
+	Coordinators []string
+	HADir        string
+	// FenceTimeout: when no leader has answered for this long, the Worker
+	// cancels its tasks (their sinks abort their open transactions), as
+	// a new leader will run them elsewhere. Default: three heartbeats
+	// plus 5 s (the default lease).
+	FenceTimeout time.Duration
 	// Addr is where this Worker listens for control calls and shuffle
 	// streams ("127.0.0.1:0" picks a port).
 	Addr string
@@ -48,10 +60,18 @@ type WorkerConfig struct {
 type Worker struct {
 	cfg   WorkerConfig
 	srv   *cflight.Server
-	coord flight.Client
 	funcs *kernels.Registry
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// coord is the Coordinator registered with (or being tried), at
+	// coordAddr; epoch the newest leader epoch seen: calls of older ones
+	// are refused.
+	coord     flight.Client
+	coordAddr string
+	epoch     uint64
+	// lastOK is when a Coordinator last answered a heartbeat or
+	// registration.
+	lastOK   time.Time
 	attempts map[attemptRef]*attempt
 	peers    map[string]flight.Client
 	beat     time.Duration
@@ -98,14 +118,17 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	coord, err := cflight.Dial(cfg.Coordinator, cfg.Token)
-	if err != nil {
+	if cfg.Coordinator == "" && len(cfg.Coordinators) == 0 && cfg.HADir == "" {
 		srv.Shutdown()
-		return nil, err
+		return nil, fmt.Errorf("a Worker needs a Coordinator's address, or --ha-dir")
 	}
 	funcs := kernels.NewRegistry()
 	kernels.RegisterScalar(funcs)
-	w := &Worker{cfg: cfg, srv: srv, coord: coord, funcs: funcs, attempts: map[attemptRef]*attempt{}, peers: map[string]flight.Client{}}
+	w := &Worker{cfg: cfg, srv: srv, funcs: funcs, attempts: map[attemptRef]*attempt{}, peers: map[string]flight.Client{}, lastOK: time.Now()}
+	if err := w.dialCoordinator(w.candidates()[0]); err != nil {
+		srv.Shutdown()
+		return nil, err
+	}
 	handle(srv, actDeploy, w.deploy)
 	handle(srv, actTrigger, w.trigger)
 	handle(srv, actComplete, w.complete)
@@ -123,41 +146,82 @@ func (w *Worker) logf(format string, args ...any) {
 	fmt.Fprintf(w.cfg.Log, time.Now().UTC().Format("2006-01-02T15:04:05.000Z")+" worker "+w.cfg.ID+": "+format+"\n", args...)
 }
 
-// Run registers with the Coordinator and heartbeats until ctx ends, then
-// cancels every attempt.
+// Run registers with the Coordinator (the leader, among HA ones) and
+// heartbeats until ctx ends, then cancels every attempt. It follows a
+// change of leader: a heartbeat that fails, or that a standby refuses,
+// sends it to register with the next candidate; registering with a new
+// leader cancels what the previous one deployed (the new leader
+// redeploys its jobs). With no leader answering for FenceTimeout it
+// cancels its tasks on its own.
 func (w *Worker) Run(ctx context.Context) error {
 	go w.srv.Serve()
 	defer w.srv.Shutdown()
 	defer w.stopAll()
 	registered := false
+	tried := 0 // candidates tried since the last registration
 	for {
 		if !registered {
+			cands := w.candidates()
+			addr := cands[tried%len(cands)]
+			tried++
+			if addr != w.coordAddrNow() {
+				if err := w.dialCoordinator(addr); err != nil {
+					w.logf("cannot dial %s: %v", addr, err)
+				}
+			}
 			var resp registerResp
-			err := call(ctx, w.coord, actRegister, &registerReq{ID: w.cfg.ID, Addr: w.Addr(), Slots: w.cfg.Slots}, &resp)
+			rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			err := call(rctx, w.leader(), actRegister, &registerReq{ID: w.cfg.ID, Addr: w.Addr(), Slots: w.cfg.Slots}, &resp)
+			cancel()
 			if err == nil {
-				registered = true
+				registered, tried = true, 0
+				w.mu.Lock()
+				w.lastOK = time.Now()
+				newer := resp.Epoch > w.epoch
+				w.epoch = max(w.epoch, resp.Epoch)
+				w.mu.Unlock()
+				if newer && w.running() > 0 {
+					w.logf("the leader is now %s (epoch %d): cancelling the tasks of the previous leader", addr, resp.Epoch)
+					w.stopAll()
+				}
 				w.beat = time.Duration(resp.HeartbeatMS) * time.Millisecond
-				w.logf("registered with %s: %d slots, serving %s", w.cfg.Coordinator, w.cfg.Slots, w.Addr())
-			} else if ctx.Err() == nil {
-				w.logf("cannot register with %s: %v (retrying)", w.cfg.Coordinator, err)
+				if resp.Epoch != 0 {
+					w.logf("registered with %s (leader epoch %d): %d slots, serving %s", addr, resp.Epoch, w.cfg.Slots, w.Addr())
+				} else {
+					w.logf("registered with %s: %d slots, serving %s", addr, w.cfg.Slots, w.Addr())
+				}
+			} else if ctx.Err() == nil && (len(cands) == 1 || tried <= len(cands)) {
+				w.logf("cannot register with %s: %v (retrying)", addr, err)
 			}
 		} else {
 			var resp heartbeatResp
 			hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			err := call(hctx, w.coord, actHeartbeat, &heartbeatReq{ID: w.cfg.ID, Tasks: w.stats()}, &resp)
+			err := call(hctx, w.leader(), actHeartbeat, &heartbeatReq{ID: w.cfg.ID, Tasks: w.stats()}, &resp)
 			cancel()
-			if err == nil && !resp.Known {
+			switch {
+			case err == nil && !resp.Known:
 				// The Coordinator does not know us (it restarted, or
 				// declared us lost): what we run is orphaned.
 				w.logf("the Coordinator does not know this Worker: cancelling its tasks, registering again")
 				w.stopAll()
 				registered = false
 				continue
+			case err == nil:
+				w.mu.Lock()
+				w.lastOK = time.Now()
+				w.mu.Unlock()
+			case ctx.Err() == nil && (errors.Is(err, ErrNotLeader) || strings.Contains(err.Error(), ErrNotLeader.Error()) || cflight.Unreachable(err)) && w.multi():
+				w.logf("the Coordinator at %s no longer leads (%v): looking for the leader", w.coordAddrNow(), err)
+				registered = false
 			}
 		}
+		w.selfFence()
 		beat := w.beat
 		if beat <= 0 {
 			beat = 500 * time.Millisecond
+		}
+		if !registered && tried > 0 && tried%len(w.candidates()) != 0 {
+			beat = 50 * time.Millisecond // the next candidate soon
 		}
 		select {
 		case <-ctx.Done():
@@ -165,13 +229,131 @@ func (w *Worker) Run(ctx context.Context) error {
 			if registered && !w.vanish {
 				// Leave, so that the Coordinator reschedules at once.
 				lctx, cancel := context.WithTimeout(context.Background(), time.Second)
-				call(lctx, w.coord, actLeave, &registerReq{ID: w.cfg.ID}, nil)
+				call(lctx, w.leader(), actLeave, &registerReq{ID: w.cfg.ID}, nil)
 				cancel()
 			}
 			return nil
 		case <-time.After(beat):
 		}
 	}
+}
+
+// candidates are the Coordinators to register with, the leader named in
+// the HA directory first.
+func (w *Worker) candidates() []string {
+	var out []string
+	if w.cfg.HADir != "" {
+		if r, err := readLease(w.cfg.HADir); err == nil && r != nil && !r.expired(time.Now()) {
+			out = append(out, r.Flight)
+		}
+	}
+	if w.cfg.Coordinator != "" {
+		out = append(out, w.cfg.Coordinator)
+	}
+	for _, a := range w.cfg.Coordinators {
+		if !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, "127.0.0.1:6123")
+	}
+	return out
+}
+
+// multi: there may be another Coordinator to turn to.
+func (w *Worker) multi() bool { return w.cfg.HADir != "" || len(w.candidates()) > 1 }
+
+func (w *Worker) dialCoordinator(addr string) error {
+	cl, err := cflight.Dial(addr, w.cfg.Token)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	old := w.coord
+	w.coord, w.coordAddr = cl, addr
+	w.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+	return nil
+}
+
+// leader is the client of the Coordinator registered with.
+func (w *Worker) leader() flight.Client {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.coord
+}
+
+func (w *Worker) coordAddrNow() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.coordAddr
+}
+
+func (w *Worker) running() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.attempts)
+}
+
+// fenceTimeout is FenceTimeout or its default.
+func (w *Worker) fenceTimeout() time.Duration {
+	if w.cfg.FenceTimeout > 0 {
+		return w.cfg.FenceTimeout
+	}
+	beat := w.beat
+	if beat <= 0 {
+		beat = 500 * time.Millisecond
+	}
+	return 3*beat + 5*time.Second
+}
+
+// selfFence cancels the Worker's tasks when no Coordinator has answered
+// for the fence timeout: a new leader deploys them again elsewhere, and
+// sinks must not go on writing into transactions nobody will commit.
+func (w *Worker) selfFence() {
+	w.mu.Lock()
+	quiet := time.Since(w.lastOK)
+	n := len(w.attempts)
+	w.mu.Unlock()
+	if n == 0 || quiet <= w.fenceTimeout() {
+		return
+	}
+	w.logf("self-fencing: no leader answered for %s (timeout %s): cancelling %d attempt(s)", quiet.Round(time.Millisecond), w.fenceTimeout(), n)
+	w.stopAll()
+}
+
+// checkEpoch refuses a call of an older leader epoch than the newest seen
+// (a fenced Coordinator's); a newer one becomes the newest, and the
+// attempts of older epochs are cancelled: their leader is gone.
+func (w *Worker) checkEpoch(ref attemptRef) error {
+	w.mu.Lock()
+	if ref.Epoch < w.epoch {
+		cur := w.epoch
+		w.mu.Unlock()
+		return fmt.Errorf("job %s attempt %d: refused: leader epoch %d is older than epoch %d, the newest this Worker has seen (the caller is no longer the leader)", ref.Job, ref.Attempt, ref.Epoch, cur)
+	}
+	var old []*attempt
+	if ref.Epoch > w.epoch {
+		w.epoch = ref.Epoch
+		for r, a := range w.attempts {
+			if r.Epoch < ref.Epoch {
+				old = append(old, a)
+			}
+		}
+	}
+	w.mu.Unlock()
+	for _, a := range old {
+		w.logf("job_id=%s attempt %d: cancelled: its leader epoch %d is over", a.ref.Job, a.ref.Attempt, a.ref.Epoch)
+		a.mu.Lock()
+		a.cancelled = true
+		a.mu.Unlock()
+		a.cancel()
+		<-a.done
+	}
+	return nil
 }
 
 func (w *Worker) stopAll() {
@@ -227,6 +409,9 @@ func (w *Worker) peer(addr string) (flight.Client, error) {
 
 // deploy plans the subtasks it was given and starts them.
 func (w *Worker) deploy(_ context.Context, req *deployReq) (any, error) {
+	if err := w.checkEpoch(req.attemptRef); err != nil {
+		return nil, err
+	}
 	var plan pb.Plan
 	if err := proto.Unmarshal(req.Plan, &plan); err != nil {
 		return nil, fmt.Errorf("job %s: bad plan: %v", req.Job, err)
@@ -261,11 +446,11 @@ func (w *Worker) deploy(_ context.Context, req *deployReq) (any, error) {
 				Trigger:  a.trig,
 				Complete: a.compl,
 				Ack: func(id uint64, parts []checkpoint.PartInfo, ops []checkpoint.OperatorInfo, sync time.Duration) error {
-					return call(ctx, w.coord, actAck, &ackReq{attemptRef: a.ref, Worker: w.cfg.ID, ID: id, Parts: parts, Operators: ops,
+					return call(ctx, w.leader(), actAck, &ackReq{attemptRef: a.ref, Worker: w.cfg.ID, ID: id, Parts: parts, Operators: ops,
 						SyncMS: float64(sync.Microseconds()) / 1000}, nil)
 				},
 				Finished: func() {
-					if err := call(ctx, w.coord, actFinished, &workerReport{attemptRef: a.ref, Worker: w.cfg.ID}, nil); err != nil && ctx.Err() == nil {
+					if err := call(ctx, w.leader(), actFinished, &workerReport{attemptRef: a.ref, Worker: w.cfg.ID}, nil); err != nil && ctx.Err() == nil {
 						w.logf("job_id=%s: reporting finished subtasks: %v", a.ref.Job, err)
 					}
 				},
@@ -375,7 +560,7 @@ func (w *Worker) deploy(_ context.Context, req *deployReq) (any, error) {
 		}
 		rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer rcancel()
-		if err := call(rctx, w.coord, actDone, rep, nil); err != nil {
+		if err := call(rctx, w.leader(), actDone, rep, nil); err != nil {
 			w.logf("job_id=%s: reporting the end of attempt %d: %v", req.Job, req.Attempt, err)
 		}
 	}()
@@ -410,6 +595,9 @@ func (w *Worker) lookup(ref attemptRef) (*attempt, error) {
 }
 
 func (w *Worker) trigger(ctx context.Context, req *triggerReq) (any, error) {
+	if err := w.checkEpoch(req.attemptRef); err != nil {
+		return nil, err
+	}
 	a, err := w.lookup(req.attemptRef)
 	if err != nil {
 		return nil, err
@@ -427,6 +615,9 @@ func (w *Worker) trigger(ctx context.Context, req *triggerReq) (any, error) {
 // complete hands a completed checkpoint to the two-phase sinks and
 // answers once they published it (or the attempt ended).
 func (w *Worker) complete(ctx context.Context, req *triggerReq) (any, error) {
+	if err := w.checkEpoch(req.attemptRef); err != nil {
+		return nil, err
+	}
 	a, err := w.lookup(req.attemptRef)
 	if err != nil {
 		return nil, err
@@ -457,6 +648,9 @@ func (w *Worker) complete(ctx context.Context, req *triggerReq) (any, error) {
 
 // cancelAttempt stops an attempt and answers once it stopped.
 func (w *Worker) cancelAttempt(ctx context.Context, req *attemptRef) (any, error) {
+	if err := w.checkEpoch(*req); err != nil {
+		return nil, err
+	}
 	w.mu.Lock()
 	a, ok := w.attempts[*req]
 	w.mu.Unlock()
