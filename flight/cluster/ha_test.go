@@ -1,0 +1,290 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/clink-dev/clink/checkpoint"
+	"github.com/clink-dev/clink/connectors/builtin"
+)
+
+// TestLeaseExclusive: candidates racing for a free or lapsed lease: one
+// wins each epoch; a holder renews; a replaced holder cannot.
+func TestLeaseExclusive(t *testing.T) {
+	dir := t.TempDir()
+	ttl := 300 * time.Millisecond
+	var mu sync.Mutex
+	wins := map[uint64][]string{}
+	for round := range 3 {
+		var wg sync.WaitGroup
+		for i := range 8 {
+			l := &lease{dir: dir, id: string(rune('a' + i)), ttl: ttl}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rec, ok, err := l.tryAcquire(0)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if ok {
+					mu.Lock()
+					wins[rec.Epoch] = append(wins[rec.Epoch], l.id)
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		if len(wins[uint64(round+1)]) != 1 {
+			t.Fatalf("round %d: epoch %d won by %v", round, round+1, wins[uint64(round+1)])
+		}
+		time.Sleep(ttl + 50*time.Millisecond)
+	}
+	if len(wins) != 3 {
+		t.Fatalf("epochs won: %v", wins)
+	}
+	holder := &lease{dir: dir, id: "h", ttl: ttl}
+	rec, ok, err := holder.tryAcquire(0)
+	if err != nil || !ok || rec.Epoch != 4 {
+		t.Fatalf("after expiry: %+v %v %v", rec, ok, err)
+	}
+	if _, ok, _ := holder.tryAcquire(4); !ok {
+		t.Fatal("the holder cannot renew")
+	}
+	other := &lease{dir: dir, id: "o", ttl: ttl}
+	if _, ok, _ := other.tryAcquire(0); ok {
+		t.Fatal("a live lease was taken")
+	}
+	time.Sleep(ttl + 50*time.Millisecond)
+	if rec, ok, _ := other.tryAcquire(0); !ok || rec.Epoch != 5 {
+		t.Fatalf("lapsed lease not taken over: %+v", rec)
+	}
+	if rec, ok, _ := holder.tryAcquire(4); ok || rec.Holder != "o" {
+		t.Fatalf("the replaced holder renewed: %+v", rec)
+	}
+}
+
+// TestCheckpointFence: a store fenced with epoch 2 refuses the manifest of
+// epoch 1; Fence never lowers the epoch.
+func TestCheckpointFence(t *testing.T) {
+	s, err := checkpoint.NewStore(t.TempDir(), checkpoint.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Fence(2); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Fence(1); !errors.Is(err, checkpoint.ErrFenced) {
+		t.Fatalf("Fence(1) after 2: %v", err)
+	}
+	w, _ := s.Begin(1)
+	if err := w.Commit(checkpoint.Meta{Job: "j", Epoch: 1}); !errors.Is(err, checkpoint.ErrFenced) {
+		t.Fatalf("commit of epoch 1: %v", err)
+	}
+	if _, ok, _ := s.Latest(); ok {
+		t.Fatal("a fenced commit completed a checkpoint")
+	}
+	w, _ = s.Begin(2)
+	if err := w.Commit(checkpoint.Meta{Job: "j", Epoch: 2}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// haCluster is two HA Coordinators on one directory and Workers that know
+// both.
+type haCluster struct {
+	dir     string
+	coords  []*Coordinator
+	stops   []func()
+	workers []*Worker
+	log     *syncBuf
+}
+
+func startHA(t *testing.T, dir string, workers int, cfg CoordinatorConfig) *haCluster {
+	t.Helper()
+	hc := &haCluster{dir: dir, log: &syncBuf{}}
+	cfg.HADir = filepath.Join(dir, "ha")
+	cfg.FlightAddr, cfg.HTTPAddr = "127.0.0.1:0", "off"
+	cfg.LeaseTTL, cfg.LeaseRenew = time.Second, 100*time.Millisecond
+	cfg.Connectors, cfg.Log = builtin.Registry(), hc.log
+	var addrs []string
+	for i := range 2 {
+		cfg.HAID = []string{"c1", "c2"}[i]
+		c, err := NewCoordinator(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { c.Run(ctx); close(done) }()
+		hc.coords = append(hc.coords, c)
+		hc.stops = append(hc.stops, func() { cancel(); <-done })
+		addrs = append(addrs, c.FlightAddr())
+		if i == 0 {
+			hc.waitLeader(t)
+		}
+	}
+	var wstops []func()
+	for i := range workers {
+		w, err := NewWorker(WorkerConfig{ID: []string{"w1", "w2", "w3"}[i], Coordinators: addrs, HADir: cfg.HADir, Slots: 1,
+			Connectors: builtin.Registry(), Stdout: &syncBuf{}, Log: hc.log, FenceTimeout: 4 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { w.Run(ctx); close(done) }()
+		hc.workers = append(hc.workers, w)
+		wstops = append(wstops, func() { cancel(); <-done })
+	}
+	t.Cleanup(func() {
+		for _, s := range wstops {
+			s()
+		}
+		for _, s := range hc.stops {
+			s()
+		}
+		if t.Failed() {
+			t.Logf("cluster log:\n%s", hc.log.String())
+		}
+	})
+	return hc
+}
+
+// waitLeader waits for a Coordinator to lead and returns its index.
+func (hc *haCluster) waitLeader(t *testing.T) int {
+	t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		for i, c := range hc.coords {
+			if c.IsLeader() {
+				return i
+			}
+		}
+	}
+	t.Fatal("no leader")
+	return -1
+}
+
+func (hc *haCluster) waitLog(t *testing.T, want string, timeout time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if strings.Contains(hc.log.String(), want) {
+			return
+		}
+	}
+	t.Fatalf("no %q in the log within %s", want, timeout)
+}
+
+func waitCheckpoint(t *testing.T, c *Coordinator, id string, atLeast uint64) uint64 {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if d, ok := c.Job(id); ok && d.Latest != nil && d.Latest.ID >= atLeast && d.State == StateRunning {
+			return d.Latest.ID
+		}
+	}
+	t.Fatalf("job %s: no checkpoint %d", id, atLeast)
+	return 0
+}
+
+// TestHAFailover: the leader vanishes (as SIGKILL) under a running
+// exactly-once job; the standby takes the lease with the next epoch,
+// recovers the job under the same id from its newest checkpoint, the
+// Workers follow it, and a new job gets the next id, never an old one.
+// Every window is written once.
+func TestHAFailover(t *testing.T) {
+	dir := t.TempDir()
+	_, plan := streamingJob(t, dir, 1000)
+	hc := startHA(t, dir, 2, CoordinatorConfig{CheckpointDir: filepath.Join(dir, "ck"), CheckpointInterval: 50 * time.Millisecond, Heartbeat: 100 * time.Millisecond})
+	l := hc.waitLeader(t)
+	c := hc.coords[l]
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		c.mu.Lock()
+		n := len(c.workers)
+		c.mu.Unlock()
+		if n == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the Workers did not register with the leader")
+		}
+	}
+	resp, err := c.Submit(&SubmitRequest{Name: "stream", Plan: plan, Parallelism: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hc.coords[1-l].Submit(&SubmitRequest{Name: "other", Plan: plan}); !errors.Is(err, ErrNotLeader) {
+		t.Fatalf("a standby took a job: %v", err)
+	}
+	before := waitCheckpoint(t, c, string(resp.Job), 3)
+	epoch := c.Epoch()
+	c.ha.vanish = true
+	killed := time.Now()
+	hc.stops[l]()
+	n := hc.coords[1-l]
+	hc.waitLog(t, fmt.Sprintf("leadership acquired epoch=%d", epoch+1), 10*time.Second)
+	if n.Epoch() != epoch+1 {
+		t.Fatalf("new epoch %d, old %d", n.Epoch(), epoch)
+	}
+	hc.waitLog(t, "recovering job_id="+string(resp.Job)+" from checkpoint", 10*time.Second)
+	after := waitCheckpoint(t, n, string(resp.Job), before+1)
+	t.Logf("killed the leader at checkpoint %d; checkpoint %d on the new leader %s after the kill", before, after, time.Since(killed).Round(time.Millisecond))
+	// Fenced: the old epoch can no longer complete a checkpoint in the
+	// job's directory.
+	store, _ := checkpoint.NewStore(filepath.Join(dir, "ck", "stream"), checkpoint.Options{})
+	if err := store.CheckEpoch(epoch); !errors.Is(err, checkpoint.ErrFenced) {
+		t.Fatalf("old epoch not fenced: %v", err)
+	}
+	r2, err := n.Submit(&SubmitRequest{Name: "second", Plan: plan, Parallelism: 1, Fresh: true})
+	if err == nil {
+		if r2.Job == resp.Job {
+			t.Fatalf("job id %s given out again", r2.Job)
+		}
+		n.Cancel(string(r2.Job))
+	} else if !strings.Contains(err.Error(), "capacity") {
+		t.Logf("second submit: %v", err)
+	}
+	if _, err := n.Stop(string(resp.Job), ""); err != nil {
+		t.Fatal(err)
+	}
+	// Every window once, with its two rows per key, in the published
+	// output.
+	seen := map[string]int{}
+	parts, _ := filepath.Glob(filepath.Join(dir, "out", "part-*.jsonl"))
+	for _, p := range parts {
+		b, _ := os.ReadFile(p)
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if line == "" {
+				continue
+			}
+			var row struct {
+				K  string `json:"k"`
+				WS int64  `json:"window_start"`
+				N  int64  `json:"n"`
+			}
+			if err := json.Unmarshal([]byte(line), &row); err != nil {
+				t.Fatalf("%s: %q: %v", p, line, err)
+			}
+			seen[row.K+"/"+time.Duration(row.WS*int64(time.Millisecond)).String()]++
+			if row.N != 2 {
+				t.Errorf("window %+v: n=%d, want 2", row, row.N)
+			}
+		}
+	}
+	if len(seen) == 0 {
+		t.Fatal("no output")
+	}
+	for k, v := range seen {
+		if v != 1 {
+			t.Errorf("window %s written %d times", k, v)
+		}
+	}
+	t.Logf("%d windows, each once", len(seen))
+}
