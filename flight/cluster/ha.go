@@ -48,8 +48,9 @@ type haState struct {
 	leader *leaseRecord
 	said   string
 	// vanish (tests): Run ends without giving the lease up, as a killed
-	// process.
+	// process; paused (tests): no renewal, as a stopped process.
 	vanish bool
+	paused bool
 }
 
 func newHA(c *Coordinator) (*haState, error) {
@@ -124,8 +125,11 @@ func (c *Coordinator) Epoch() uint64 { return c.epoch() }
 func (c *Coordinator) haTick() {
 	h := c.ha
 	h.mu.Lock()
-	epoch := h.epoch
+	epoch, paused := h.epoch, h.paused
 	h.mu.Unlock()
+	if paused {
+		return
+	}
 	start := time.Now()
 	rec, ok, err := h.lease.tryAcquire(epoch)
 	switch {

@@ -12,8 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/flight"
+
 	"github.com/clink-dev/clink/checkpoint"
 	"github.com/clink-dev/clink/connectors/builtin"
+	cflight "github.com/clink-dev/clink/flight"
 )
 
 // TestLeaseExclusive: candidates racing for a free or lapsed lease: one
@@ -108,7 +111,7 @@ type haCluster struct {
 	log     *syncBuf
 }
 
-func startHA(t *testing.T, dir string, workers int, cfg CoordinatorConfig) *haCluster {
+func startHA(t *testing.T, dir string, workers int, fence time.Duration, cfg CoordinatorConfig) *haCluster {
 	t.Helper()
 	hc := &haCluster{dir: dir, log: &syncBuf{}}
 	cfg.HADir = filepath.Join(dir, "ha")
@@ -135,7 +138,7 @@ func startHA(t *testing.T, dir string, workers int, cfg CoordinatorConfig) *haCl
 	var wstops []func()
 	for i := range workers {
 		w, err := NewWorker(WorkerConfig{ID: []string{"w1", "w2", "w3"}[i], Coordinators: addrs, HADir: cfg.HADir, Slots: 1,
-			Connectors: builtin.Registry(), Stdout: &syncBuf{}, Log: hc.log, FenceTimeout: 4 * time.Second})
+			Connectors: builtin.Registry(), Stdout: &syncBuf{}, Log: hc.log, FenceTimeout: fence})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,7 +205,7 @@ func waitCheckpoint(t *testing.T, c *Coordinator, id string, atLeast uint64) uin
 func TestHAFailover(t *testing.T) {
 	dir := t.TempDir()
 	_, plan := streamingJob(t, dir, 1000)
-	hc := startHA(t, dir, 2, CoordinatorConfig{CheckpointDir: filepath.Join(dir, "ck"), CheckpointInterval: 50 * time.Millisecond, Heartbeat: 100 * time.Millisecond})
+	hc := startHA(t, dir, 2, 4*time.Second, CoordinatorConfig{CheckpointDir: filepath.Join(dir, "ck"), CheckpointInterval: 50 * time.Millisecond, Heartbeat: 100 * time.Millisecond})
 	l := hc.waitLeader(t)
 	c := hc.coords[l]
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
@@ -288,3 +291,133 @@ func TestHAFailover(t *testing.T) {
 	}
 	t.Logf("%d windows, each once", len(seen))
 }
+
+// TestHAFencedLeader: the leader stops renewing (as SIGSTOP) until the
+// standby took over, then resumes (SIGCONT): it steps down, and its epoch
+// can neither deploy nor complete a checkpoint nor have a sink commit.
+func TestHAFencedLeader(t *testing.T) {
+	dir := t.TempDir()
+	_, plan := streamingJob(t, dir, 1000)
+	hc := startHA(t, dir, 2, 4*time.Second, CoordinatorConfig{CheckpointDir: filepath.Join(dir, "ck"), CheckpointInterval: 50 * time.Millisecond, Heartbeat: 100 * time.Millisecond})
+	l := hc.waitLeader(t)
+	c, n := hc.coords[l], hc.coords[1-l]
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		c.mu.Lock()
+		k := len(c.workers)
+		c.mu.Unlock()
+		if k == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the Workers did not register with the leader")
+		}
+	}
+	resp, err := c.Submit(&SubmitRequest{Name: "stream", Plan: plan, Parallelism: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitCheckpoint(t, c, string(resp.Job), 2)
+	old := c.Epoch()
+	c.mu.Lock()
+	oldJob := c.jobs[string(resp.Job)]
+	c.mu.Unlock()
+	c.ha.mu.Lock()
+	c.ha.paused = true
+	c.ha.mu.Unlock()
+	hc.waitLog(t, fmt.Sprintf("leadership acquired epoch=%d", old+1), 10*time.Second)
+	waitCheckpoint(t, n, string(resp.Job), 1)
+	// Before it notices: no longer leading, by its own clock.
+	if c.IsLeader() {
+		t.Fatal("the paused leader still leads by its own clock")
+	}
+	if err := c.fencedCheck(oldJob); !errors.Is(err, checkpoint.ErrFenced) {
+		t.Fatalf("the old leader may complete checkpoints: %v", err)
+	}
+	c.ha.mu.Lock()
+	c.ha.paused = false
+	c.ha.mu.Unlock()
+	hc.waitLog(t, "leadership lost: c"+string(rune('1'+1-l))+" took the lease over", 10*time.Second)
+	if _, err := c.Submit(&SubmitRequest{Name: "x", Plan: plan}); !errors.Is(err, ErrNotLeader) {
+		t.Fatalf("the fenced leader took a job: %v", err)
+	}
+	// Its epoch's calls are refused by the Workers (deploy, trigger, the
+	// completion that lets a sink commit)...
+	ref := attemptRef{Job: string(resp.Job), Attempt: 99, Epoch: old}
+	for _, w := range hc.workers {
+		cl, err := cflightDial(w.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		for _, act := range []struct {
+			name string
+			req  any
+		}{{actDeploy, &deployReq{attemptRef: ref, Plan: plan, Parallelism: 1, Subtasks: []int{0}}}, {actTrigger, &triggerReq{attemptRef: ref, ID: 1000}}, {actComplete, &triggerReq{attemptRef: ref, ID: 1000}}, {actCancel, &ref}} {
+			if err := call(ctx, cl, act.name, act.req, nil); err == nil || !strings.Contains(err.Error(), "is older than epoch") {
+				t.Errorf("%s: %s of epoch %d: %v", w.ID(), act.name, old, err)
+			}
+		}
+	}
+	// ... and its manifest write: the job's directory is fenced.
+	store, _ := checkpoint.NewStore(filepath.Join(dir, "ck", "stream"), checkpoint.Options{})
+	next, _ := store.NextID()
+	wr, err := store.Begin(next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wr.Commit(checkpoint.Meta{Job: "stream", Epoch: old}); !errors.Is(err, checkpoint.ErrFenced) {
+		t.Fatalf("manifest of epoch %d: %v", old, err)
+	}
+	wr.Abort()
+	if d, ok := n.Job(string(resp.Job)); !ok || terminal(d.State) {
+		t.Fatalf("on the new leader: %+v", d)
+	}
+}
+
+// TestWorkerSelfFence: with every Coordinator gone, a Worker cancels its
+// tasks within its fence timeout.
+func TestWorkerSelfFence(t *testing.T) {
+	dir := t.TempDir()
+	_, plan := streamingJob(t, dir, 1000)
+	fence := 700 * time.Millisecond
+	hc := startHA(t, dir, 1, fence, CoordinatorConfig{CheckpointDir: filepath.Join(dir, "ck"), CheckpointInterval: 50 * time.Millisecond, Heartbeat: 100 * time.Millisecond})
+	l := hc.waitLeader(t)
+	c := hc.coords[l]
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		c.mu.Lock()
+		k := len(c.workers)
+		c.mu.Unlock()
+		if k == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the Worker did not register")
+		}
+	}
+	resp, err := c.Submit(&SubmitRequest{Name: "stream", Plan: plan})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitCheckpoint(t, c, string(resp.Job), 1)
+	w := hc.workers[0]
+	for _, co := range hc.coords {
+		co.ha.vanish = true
+	}
+	gone := time.Now()
+	hc.stops[1-l]()
+	hc.stops[l]()
+	hc.waitLog(t, "self-fencing: no leader answered", 5*time.Second)
+	el := time.Since(gone)
+	if w.running() != 0 {
+		t.Fatal("tasks still running after self-fencing")
+	}
+	// The last answer was at most a beat before the Coordinators went.
+	if el > fence+time.Second {
+		t.Errorf("self-fenced %s after the Coordinators went, timeout %s", el, fence)
+	}
+	t.Logf("self-fenced %s after the Coordinators went (timeout %s)", el.Round(time.Millisecond), fence)
+}
+
+func cflightDial(addr string) (flight.Client, error) { return cflight.Dial(addr, "") }
