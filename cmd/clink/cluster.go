@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -30,6 +31,10 @@ func cmdCoordinator(args []string) int {
 	restarts := fs.Int("max-restarts", 10, "restarts of a failing job before it is FAILED")
 	delay := fs.Duration("restart-delay", 200*time.Millisecond, "wait before a restart")
 	beat := fs.Duration("heartbeat", 500*time.Millisecond, "the Workers' heartbeat interval; three missed beats lose a Worker")
+	haDir := fs.String("ha-dir", "", "highly available Coordinators: a directory they share (POSIX file system) for the leader lease, the jobs and the job ids")
+	haID := fs.String("ha-id", "", "this Coordinator's name in the lease (default: its Flight address and a random suffix)")
+	leaseTTL := fs.Duration("lease", 5*time.Second, "with --ha-dir: how long a leader lease lasts unrenewed")
+	leaseRenew := fs.Duration("lease-renew", time.Second, "with --ha-dir: how often the leader renews the lease and standbys look at it")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -38,7 +43,8 @@ func cmdCoordinator(args []string) int {
 	}
 	c, err := cluster.NewCoordinator(cluster.CoordinatorConfig{FlightAddr: *addr, HTTPAddr: *httpAddr, CheckpointDir: *dir, SavepointDir: *spDir,
 		Token: os.Getenv("CLINK_AUTH_TOKEN"), Heartbeat: *beat, MaxRestarts: *restarts, RestartDelay: *delay,
-		CheckpointInterval: *interval, CheckpointLogInterval: *ckLog, Connectors: builtin.Registry(), Log: os.Stderr})
+		CheckpointInterval: *interval, CheckpointLogInterval: *ckLog, Connectors: builtin.Registry(), Log: os.Stderr,
+		HADir: *haDir, HAID: *haID, LeaseTTL: *leaseTTL, LeaseRenew: *leaseRenew})
 	return serve(c, err)
 }
 
@@ -104,6 +110,9 @@ func cmdWorker(args []string) int {
 	addr := fs.String("addr", "127.0.0.1:0", "address for control calls and shuffle streams (port 0: any)")
 	slots := fs.Int("slots", 1, "subtasks of each job this Worker runs at once")
 	id := fs.String("id", "", "the Worker's id (default: a random one)")
+	coords := fs.String("coordinators", "", "highly available Coordinators: their Flight addresses, comma-separated (the Worker registers with the leader)")
+	haDir := fs.String("ha-dir", "", "the Coordinators' --ha-dir, if this Worker sees it: the leader's address is read there")
+	fence := fs.Duration("fence-timeout", 0, "cancel the tasks when no leader answered for this long (default: 3 heartbeats + 5s)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -112,7 +121,22 @@ func cmdWorker(args []string) int {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 2
 	}
-	w, err := cluster.NewWorker(cluster.WorkerConfig{ID: *id, Coordinator: caddr, Addr: *addr, Slots: *slots,
+	var list []string
+	for _, a := range strings.Split(*coords, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			list = append(list, a)
+		}
+	}
+	if len(list) > 0 || *haDir != "" {
+		set := false
+		fs.Visit(func(fl *flag.Flag) {
+			set = set || fl.Name == "coordinator" || fl.Name == "coordinator-host" || fl.Name == "coordinator-port"
+		})
+		if !set {
+			caddr = ""
+		}
+	}
+	w, err := cluster.NewWorker(cluster.WorkerConfig{ID: *id, Coordinator: caddr, Coordinators: list, HADir: *haDir, FenceTimeout: *fence, Addr: *addr, Slots: *slots,
 		Token: os.Getenv("CLINK_AUTH_TOKEN"), Connectors: builtin.Registry(), Stdout: os.Stdout, Log: os.Stderr})
 	return serve(w, err)
 }
