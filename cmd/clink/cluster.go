@@ -113,6 +113,7 @@ func cmdWorker(args []string) int {
 	coords := fs.String("coordinators", "", "highly available Coordinators: their Flight addresses, comma-separated (the Worker registers with the leader)")
 	haDir := fs.String("ha-dir", "", "the Coordinators' --ha-dir, if this Worker sees it: the leader's address is read there")
 	fence := fs.Duration("fence-timeout", 0, "cancel the tasks when no leader answered for this long (default: 3 heartbeats + 5s)")
+	httpAddr := fs.String("http-addr", "127.0.0.1:0", "/metrics, /healthz and /readyz (port 0: any, logged; off: none)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -136,7 +137,7 @@ func cmdWorker(args []string) int {
 			caddr = ""
 		}
 	}
-	w, err := cluster.NewWorker(cluster.WorkerConfig{ID: *id, Coordinator: caddr, Coordinators: list, HADir: *haDir, FenceTimeout: *fence, Addr: *addr, Slots: *slots,
+	w, err := cluster.NewWorker(cluster.WorkerConfig{ID: *id, Coordinator: caddr, Coordinators: list, HADir: *haDir, FenceTimeout: *fence, HTTPAddr: *httpAddr, Addr: *addr, Slots: *slots,
 		Token: os.Getenv("CLINK_AUTH_TOKEN"), Connectors: builtin.Registry(), Stdout: os.Stdout, Log: os.Stderr})
 	return serve(w, err)
 }

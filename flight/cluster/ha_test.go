@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,6 +114,10 @@ type haCluster struct {
 }
 
 func startHA(t *testing.T, dir string, workers int, fence time.Duration, cfg CoordinatorConfig) *haCluster {
+	return startHAWith(t, dir, workers, fence, "", cfg)
+}
+
+func startHAWith(t *testing.T, dir string, workers int, fence time.Duration, httpAddr string, cfg CoordinatorConfig) *haCluster {
 	t.Helper()
 	hc := &haCluster{dir: dir, log: &syncBuf{}}
 	cfg.HADir = filepath.Join(dir, "ha")
@@ -138,7 +144,7 @@ func startHA(t *testing.T, dir string, workers int, fence time.Duration, cfg Coo
 	var wstops []func()
 	for i := range workers {
 		w, err := NewWorker(WorkerConfig{ID: []string{"w1", "w2", "w3"}[i], Coordinators: addrs, HADir: cfg.HADir, Slots: 1,
-			Connectors: builtin.Registry(), Stdout: &syncBuf{}, Log: hc.log, FenceTimeout: fence})
+			Connectors: builtin.Registry(), Stdout: &syncBuf{}, Log: hc.log, FenceTimeout: fence, HTTPAddr: httpAddr})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -382,7 +388,7 @@ func TestWorkerSelfFence(t *testing.T) {
 	dir := t.TempDir()
 	_, plan := streamingJob(t, dir, 1000)
 	fence := 700 * time.Millisecond
-	hc := startHA(t, dir, 1, fence, CoordinatorConfig{CheckpointDir: filepath.Join(dir, "ck"), CheckpointInterval: 50 * time.Millisecond, Heartbeat: 100 * time.Millisecond})
+	hc := startHAWith(t, dir, 1, fence, "127.0.0.1:0", CoordinatorConfig{CheckpointDir: filepath.Join(dir, "ck"), CheckpointInterval: 50 * time.Millisecond, Heartbeat: 100 * time.Millisecond})
 	l := hc.waitLeader(t)
 	c := hc.coords[l]
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
@@ -402,6 +408,9 @@ func TestWorkerSelfFence(t *testing.T) {
 	}
 	waitCheckpoint(t, c, string(resp.Job), 1)
 	w := hc.workers[0]
+	if code, _ := httpGet(t, "http://"+w.HTTPAddr()+"/readyz"); code != 200 {
+		t.Fatalf("/readyz of a registered Worker: %d", code)
+	}
 	for _, co := range hc.coords {
 		co.ha.vanish = true
 	}
@@ -410,8 +419,19 @@ func TestWorkerSelfFence(t *testing.T) {
 	hc.stops[l]()
 	hc.waitLog(t, "self-fencing: no leader answered", 5*time.Second)
 	el := time.Since(gone)
-	if w.running() != 0 {
-		t.Fatal("tasks still running after self-fencing")
+	for deadline := time.Now().Add(5 * time.Second); w.running() != 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("tasks still running after self-fencing")
+		}
+	}
+	if code, _ := httpGet(t, "http://"+w.HTTPAddr()+"/readyz"); code != 503 {
+		t.Errorf("/readyz without a leader: %d", code)
+	}
+	if code, _ := httpGet(t, "http://"+w.HTTPAddr()+"/healthz"); code != 200 {
+		t.Errorf("/healthz: %d", code)
+	}
+	if _, body := httpGet(t, "http://"+w.HTTPAddr()+"/metrics"); !strings.Contains(body, "clink_worker_self_fences_total 1") || !strings.Contains(body, "clink_worker_leader_epoch 1") {
+		t.Errorf("/metrics:\n%s", body)
 	}
 	// The last answer was at most a beat before the Coordinators went.
 	if el > fence+time.Second {
@@ -421,3 +441,14 @@ func TestWorkerSelfFence(t *testing.T) {
 }
 
 func cflightDial(addr string) (flight.Client, error) { return cflight.Dial(addr, "") }
+
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"slices"
 	"sort"
@@ -43,6 +44,9 @@ type WorkerConfig struct {
 	// a new leader will run them elsewhere. Default: three heartbeats
 	// plus 5 s (the default lease).
 	FenceTimeout time.Duration
+	// HTTPAddr serves /healthz, /readyz and /metrics ("" or "off": none;
+	// "127.0.0.1:0" picks a port, logged).
+	HTTPAddr string
 	// Addr is where this Worker listens for control calls and shuffle
 	// streams ("127.0.0.1:0" picks a port).
 	Addr string
@@ -70,11 +74,15 @@ type Worker struct {
 	coordAddr string
 	epoch     uint64
 	// lastOK is when a Coordinator last answered a heartbeat or
-	// registration.
-	lastOK   time.Time
-	attempts map[attemptRef]*attempt
-	peers    map[string]flight.Client
-	beat     time.Duration
+	// registration; registered: the Worker is registered (for /readyz);
+	// selfFences counts self-fencings.
+	lastOK     time.Time
+	registered bool
+	selfFences int
+	hl         net.Listener
+	attempts   map[attemptRef]*attempt
+	peers      map[string]flight.Client
+	beat       time.Duration
 	// vanish (tests) makes Run end without leaving, as a killed process.
 	vanish bool
 }
@@ -129,6 +137,12 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 		srv.Shutdown()
 		return nil, err
 	}
+	if cfg.HTTPAddr != "" && cfg.HTTPAddr != "off" {
+		if w.hl, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
+			srv.Shutdown()
+			return nil, fmt.Errorf("--http-addr: %v", err)
+		}
+	}
 	handle(srv, actDeploy, w.deploy)
 	handle(srv, actTrigger, w.trigger)
 	handle(srv, actComplete, w.complete)
@@ -156,6 +170,11 @@ func (w *Worker) logf(format string, args ...any) {
 func (w *Worker) Run(ctx context.Context) error {
 	go w.srv.Serve()
 	defer w.srv.Shutdown()
+	if w.hl != nil {
+		go w.serveHTTP(w.hl)
+		defer w.hl.Close()
+		w.logf("http on %s (/metrics, /healthz, /readyz)", w.hl.Addr())
+	}
 	defer w.stopAll()
 	registered := false
 	tried := 0 // candidates tried since the last registration
@@ -184,7 +203,9 @@ func (w *Worker) Run(ctx context.Context) error {
 					w.logf("the leader is now %s (epoch %d): cancelling the tasks of the previous leader", addr, resp.Epoch)
 					w.stopAll()
 				}
+				w.mu.Lock()
 				w.beat = time.Duration(resp.HeartbeatMS) * time.Millisecond
+				w.mu.Unlock()
 				if resp.Epoch != 0 {
 					w.logf("registered with %s (leader epoch %d): %d slots, serving %s", addr, resp.Epoch, w.cfg.Slots, w.Addr())
 				} else {
@@ -215,8 +236,13 @@ func (w *Worker) Run(ctx context.Context) error {
 				registered = false
 			}
 		}
+		w.mu.Lock()
+		w.registered = registered
+		w.mu.Unlock()
 		w.selfFence()
+		w.mu.Lock()
 		beat := w.beat
+		w.mu.Unlock()
 		if beat <= 0 {
 			beat = 500 * time.Millisecond
 		}
@@ -300,6 +326,12 @@ func (w *Worker) running() int {
 
 // fenceTimeout is FenceTimeout or its default.
 func (w *Worker) fenceTimeout() time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.fenceTimeoutLocked()
+}
+
+func (w *Worker) fenceTimeoutLocked() time.Duration {
 	if w.cfg.FenceTimeout > 0 {
 		return w.cfg.FenceTimeout
 	}
@@ -317,8 +349,12 @@ func (w *Worker) selfFence() {
 	w.mu.Lock()
 	quiet := time.Since(w.lastOK)
 	n := len(w.attempts)
+	limit := w.fenceTimeoutLocked()
+	if n > 0 && quiet > limit {
+		w.selfFences++
+	}
 	w.mu.Unlock()
-	if n == 0 || quiet <= w.fenceTimeout() {
+	if n == 0 || quiet <= limit {
 		return
 	}
 	w.logf("self-fencing: no leader answered for %s (timeout %s): cancelling %d attempt(s)", quiet.Round(time.Millisecond), w.fenceTimeout(), n)
