@@ -149,11 +149,16 @@ func (c *Coordinator) haTick() {
 		h.validUntil = start.Add(h.lease.ttl - h.lease.ttl/5)
 		h.mu.Unlock()
 	case ok:
+		// The job ids are known before this Coordinator takes any
+		// submission, so that none is given out again.
+		recs := c.loadJobs()
 		h.mu.Lock()
 		h.epoch, h.validUntil, h.leader, h.said = rec.Epoch, start.Add(h.lease.ttl-h.lease.ttl/5), nil, ""
 		h.mu.Unlock()
 		c.logf("leadership acquired epoch=%d", rec.Epoch)
-		c.becomeLeader(rec.Epoch)
+		for _, r := range recs {
+			c.recoverJob(r, rec.Epoch)
+		}
 	case epoch != 0:
 		c.stepDown(fmt.Sprintf("%s took the lease over at epoch %d", rec.Holder, rec.Epoch), false)
 		c.standby(rec)
@@ -211,10 +216,11 @@ func (c *Coordinator) stepDown(why string, release bool) {
 	c.mu.Unlock()
 }
 
-// becomeLeader loads the job store: terminal jobs are listed as they
-// ended, every other job is recovered from its newest completed
-// checkpoint.
-func (c *Coordinator) becomeLeader(epoch uint64) {
+// loadJobs reads the job store for a new leader, by id, and moves the
+// job-id counter past every id given out. recoverJob then takes each
+// over: terminal jobs are listed as they ended, every other job is
+// recovered from its newest completed checkpoint.
+func (c *Coordinator) loadJobs() []*jobRecord {
 	recs, last, err := c.ha.jobs.load()
 	if err != nil {
 		c.logf("loading the jobs: %v", err)
@@ -223,17 +229,20 @@ func (c *Coordinator) becomeLeader(epoch uint64) {
 	c.mu.Lock()
 	c.nextJob = max(c.nextJob, last)
 	c.mu.Unlock()
-	for _, r := range recs {
-		c.recoverJob(r, epoch)
-	}
+	return recs
 }
 
 // recoverJob takes a job of the store over.
 func (c *Coordinator) recoverJob(r *jobRecord, epoch uint64) {
 	id := strconv.Itoa(r.ID)
-	j, _, err := c.newJob(&r.Request, true)
+	// An ended job is only listed: it is not planned again.
+	var j *job
+	err := errors.New("ended")
+	if !terminal(r.State) {
+		j, _, err = c.newJob(&r.Request, true)
+	}
 	if err != nil {
-		j = &job{req: r.Request, name: r.Name, plan: r.Request.Plan, parallelism: r.Parallelism, events: make(chan event, 64)}
+		j = &job{req: r.Request, name: r.Name, plan: r.Request.Plan, parallelism: r.Parallelism, ckDir: r.CkDir, events: make(chan event, 64)}
 		if !terminal(r.State) {
 			r.State, r.Failure = StateFailed, "recovery: "+err.Error()
 			r.Ended = time.Now()

@@ -388,7 +388,9 @@ func TestWorkerSelfFence(t *testing.T) {
 	dir := t.TempDir()
 	_, plan := streamingJob(t, dir, 1000)
 	fence := 700 * time.Millisecond
-	hc := startHAWith(t, dir, 1, fence, "127.0.0.1:0", CoordinatorConfig{CheckpointDir: filepath.Join(dir, "ck"), CheckpointInterval: 50 * time.Millisecond, Heartbeat: 100 * time.Millisecond})
+	// No checkpoint after the first one: an acknowledgement to a gone
+	// Coordinator would end the attempt before the Worker fences itself.
+	hc := startHAWith(t, dir, 1, fence, "127.0.0.1:0", CoordinatorConfig{CheckpointDir: filepath.Join(dir, "ck"), CheckpointInterval: time.Hour, Heartbeat: 100 * time.Millisecond})
 	l := hc.waitLeader(t)
 	c := hc.coords[l]
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
@@ -406,8 +408,15 @@ func TestWorkerSelfFence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitCheckpoint(t, c, string(resp.Job), 1)
 	w := hc.workers[0]
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if d, _ := c.Job(string(resp.Job)); d.State == StateRunning && w.running() == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the job does not run")
+		}
+	}
 	if code, _ := httpGet(t, "http://"+w.HTTPAddr()+"/readyz"); code != 200 {
 		t.Fatalf("/readyz of a registered Worker: %d", code)
 	}
@@ -451,4 +460,70 @@ func httpGet(t *testing.T, url string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// TestHAJobStore: a Coordinator restarted on its HA directory lists the
+// ended jobs with their final state, and gives out ids after the highest
+// ever given, never an old one.
+func TestHAJobStore(t *testing.T) {
+	dir := t.TempDir()
+	plan := filePlan(t)
+	run := func() (*Coordinator, func()) {
+		c, err := NewCoordinator(CoordinatorConfig{FlightAddr: "127.0.0.1:0", HTTPAddr: "off", HADir: dir, HAID: "c1",
+			LeaseTTL: time.Second, LeaseRenew: 100 * time.Millisecond, Connectors: builtin.Registry(), Log: io.Discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { c.Run(ctx); close(done) }()
+		for deadline := time.Now().Add(5 * time.Second); !c.IsLeader(); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("no leadership")
+			}
+		}
+		return c, func() { cancel(); <-done }
+	}
+	c, stop := run()
+	var ids []JobID
+	for range 2 {
+		r, err := c.Submit(&SubmitRequest{Name: fmt.Sprintf("j%d", len(ids)), Plan: plan})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.Job)
+	}
+	c.Cancel(string(ids[0])) // waiting for slots: cancelled, with a remark
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if d, _ := c.Job(string(ids[0])); d.State == StateCanceled {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("not cancelled")
+		}
+	}
+	stop()
+	c, stop = run()
+	defer stop()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if _, ok := c.Job(string(ids[1])); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s not recovered", ids[1])
+		}
+	}
+	if d, ok := c.Job(string(ids[0])); !ok || d.State != StateCanceled {
+		t.Fatalf("job %s after the restart: %+v", ids[0], d)
+	}
+	if d, ok := c.Job(string(ids[1])); !ok || terminal(d.State) {
+		t.Fatalf("job %s after the restart: %+v", ids[1], d)
+	}
+	r, err := c.Submit(&SubmitRequest{Name: "j3", Plan: plan})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Job != "3" {
+		t.Fatalf("new job id %s after ids %v", r.Job, ids)
+	}
 }
