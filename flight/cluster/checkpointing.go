@@ -202,7 +202,7 @@ func (ctl *controller) complete() error {
 		return err
 	}
 	meta := checkpoint.Meta{Job: j.name, Fingerprint: j.fingerprint, Parts: parts, Operators: p.operators(), Epoch: j.epoch,
-		Properties: map[string]string{"job_id": j.id, "attempt": strconv.Itoa(a.ref.Attempt), "kind": p.kind,
+		Properties: map[string]string{"job_id": j.id, "attempt": strconv.Itoa(a.ref.Attempt), "kind": p.kind, "leader_epoch": strconv.FormatUint(j.epoch, 10),
 			checkpoint.PropSyncDuration: strconv.FormatFloat(p.syncMS, 'f', 3, 64)}}
 	if err := p.w.Commit(meta); err != nil {
 		c.recordCk(j, p, "FAILED", err.Error(), nil)
