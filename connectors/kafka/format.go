@@ -454,15 +454,9 @@ func (f format) newEncoder(schema *arrow.Schema, timeout time.Duration) (recordE
 	if err != nil {
 		return nil, err
 	}
-	cl, err := f.client(timeout)
+	id, err := f.register(text, registry.Avro, timeout)
 	if err != nil {
 		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	id, err := cl.Register(ctx, f.subject, text, registry.Avro)
-	if err != nil {
-		return nil, fmt.Errorf("schema registry %s, subject %s: %w", f.url, f.subject, err)
 	}
 	return avroEncoder{enc: enc, id: id}, nil
 }
@@ -514,17 +508,27 @@ func (f format) newProtoEncoder(schema *arrow.Schema, timeout time.Duration) (re
 	if err != nil {
 		return nil, err
 	}
-	cl, err := f.client(timeout)
+	id, err := f.register(text, registry.Protobuf, timeout)
 	if err != nil {
 		return nil, err
 	}
+	return protoEncoder{enc: enc, id: id, indexes: messageIndexes(md)}, nil
+}
+
+// register registers (or finds) schema text under the format's subject,
+// after checking its compatibility with the subject's versions.
+func (f format) register(text string, typ registry.SchemaType, timeout time.Duration) (int, error) {
+	cl, err := f.client(timeout)
+	if err != nil {
+		return 0, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	id, err := cl.Register(ctx, f.subject, text, registry.Protobuf)
+	id, err := cl.Register(ctx, f.subject, text, typ)
 	if err != nil {
-		return nil, fmt.Errorf("schema registry %s, subject %s: %w", f.url, f.subject, err)
+		return 0, fmt.Errorf("schema registry %s, subject %s: %w", f.url, f.subject, err)
 	}
-	return protoEncoder{enc: enc, id: id, indexes: messageIndexes(md)}, nil
+	return id, nil
 }
 
 // keyColumns are the columns of key.fields, in their order.

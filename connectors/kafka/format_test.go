@@ -4,7 +4,6 @@ import (
 	"context"
 	stdjson "encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"reflect"
 	"strings"
@@ -22,20 +21,15 @@ import (
 	"github.com/clink-dev/clink/connectors/formats/registry"
 )
 
-// devRegistry starts the development Schema Registry on loopback.
+// devRegistry starts the development Schema Registry on loopback and
+// returns its URL and a client of it.
 func devRegistry(t *testing.T) (string, *registry.Client) {
 	t.Helper()
-	srv, err := registry.NewServer(registry.Options{})
+	srv, url, err := registry.StartLocal(registry.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
-	url := "http://" + ln.Addr().String()
 	cl, err := registry.NewClient(url, registry.ClientOptions{})
 	if err != nil {
 		t.Fatal(err)
