@@ -496,3 +496,26 @@ func TestProtobufFile(t *testing.T) {
 		}
 	}
 }
+
+// TestRegistryPlanningCheck: a column the subject's latest schema cannot
+// fill fails the plan, naming the field.
+func TestRegistryPlanningCheck(t *testing.T) {
+	url, cl := devRegistry(t)
+	nested := `{"type":"record","name":"R","fields":[{"name":"sensor_id","type":"string"},
+		{"name":"ts","type":"long"},{"name":"loc","type":{"type":"record","name":"L","fields":[{"name":"lat","type":"double"}]}}]}`
+	if _, err := cl.Register(context.Background(), "in-value", nested, registry.Avro); err != nil {
+		t.Fatal(err)
+	}
+	b := broker(t, "in:1")
+	_, err := start(t, table("readings", "sensor_id STRING, ts BIGINT, loc DOUBLE", b.Addr(), "in", "format", "avro-confluent", "avro-confluent.url", url)+"SELECT * FROM readings", 1024, 30*time.Second)
+	if err == nil || !strings.Contains(err.Error(), `"loc"`) || !strings.Contains(err.Error(), "subject in-value version 1") {
+		t.Fatalf("error %v, want it to name field loc and the subject", err)
+	}
+	if _, err := cl.Register(context.Background(), "p-value", protoV1, registry.Protobuf); err != nil {
+		t.Fatal(err)
+	}
+	_, err = start(t, table("requests", "host BIGINT", b.Addr(), "in", "format", "protobuf-confluent", "protobuf-confluent.url", url, "protobuf-confluent.subject", "p-value")+"SELECT * FROM requests", 1024, 30*time.Second)
+	if err == nil || !strings.Contains(err.Error(), `"host"`) {
+		t.Fatalf("error %v, want it to name field host", err)
+	}
+}
