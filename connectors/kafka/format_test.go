@@ -390,7 +390,9 @@ message R { string sensor_id = 1; google.protobuf.Timestamp ts = 2; int64 v = 3;
 		return string(b)
 	}
 	reframe := func(rec string, id int) string { return string(registry.AppendHeader(nil, id)) + rec[5:] }
-	tsAt := func(ms int64) map[string]any { return map[string]any{"long.timestamp-millis": time.UnixMilli(ms).UTC()} }
+	tsAt := func(ms int64) map[string]any {
+		return map[string]any{"long.timestamp-millis": time.UnixMilli(ms).UTC()}
+	}
 	for _, f := range []struct {
 		format, subject string
 		good            [2]string
