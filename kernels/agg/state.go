@@ -61,6 +61,7 @@ func (st *aggFloatState[T]) StateColumns(mem memory.Allocator, gids []int32) []a
 }
 
 func (st *aggFloatState[T]) SetState(gids []int32, cols []arrow.Array) error {
+	st.unshare(gids)
 	n, err := column.ReadInt64(cols[0])
 	if err != nil {
 		return err
@@ -138,6 +139,7 @@ func (st *aggIntState[T]) StateColumns(mem memory.Allocator, gids []int32) []arr
 }
 
 func (st *aggIntState[T]) SetState(gids []int32, cols []arrow.Array) error {
+	st.unshare(gids)
 	n, err := column.ReadInt64(cols[0])
 	if err != nil {
 		return err
@@ -182,6 +184,7 @@ func (st *aggCountState) StateColumns(mem memory.Allocator, gids []int32) []arro
 }
 
 func (st *aggCountState) SetState(gids []int32, cols []arrow.Array) error {
+	st.unshare(gids)
 	n, err := column.ReadInt64(cols[0])
 	if err != nil {
 		return err
@@ -209,6 +212,7 @@ func (st *aggBoolState) StateColumns(mem memory.Allocator, gids []int32) []arrow
 }
 
 func (st *aggBoolState) SetState(gids []int32, cols []arrow.Array) error {
+	st.unshare(gids)
 	n, err := column.ReadInt64(cols[0])
 	if err != nil {
 		return err
@@ -319,6 +323,7 @@ func (st *aggDecState) StateColumns(mem memory.Allocator, gids []int32) []arrow.
 }
 
 func (st *aggDecState) SetState(gids []int32, cols []arrow.Array) error {
+	st.unshare(gids)
 	n, err := column.ReadInt64(cols[0])
 	if err != nil {
 		return err
