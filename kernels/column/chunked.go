@@ -84,6 +84,7 @@ func (cw *chunkCow[T]) settle() bool {
 	}
 	clear(cw.sh)
 	cw.nsh = 0
+	retained.Add(-int64(len(cw.retired)))
 	cw.spare = append(cw.spare, cw.retired...)
 	clear(cw.retired)
 	cw.retired = cw.retired[:0]
@@ -167,7 +168,18 @@ func (a *Chunked[T]) unshare(ci uint32) {
 	cw.sh[ci] = false
 	cw.nsh--
 	cw.retired = append(cw.retired, old)
+	retained.Add(1)
 }
+
+// retained counts the chunks of every Chunked that holds kept
+// (RetainedChunks).
+var retained atomic.Int64
+
+// RetainedChunks is the number of replaced frozen chunks, over every
+// Chunked of the process, not reclaimed yet: what snapshots in progress
+// (or released ones whose Chunked has not written or frozen since) keep
+// alive. Tests check it returns to zero.
+func RetainedChunks() int64 { return retained.Load() }
 
 // Retained is the number of chunks kept for holds, released or not, that
 // the Chunked has not reclaimed yet (it does on its next Freeze, W or
