@@ -396,23 +396,50 @@ func (c *htStrKey) freeze(h *column.Hold) KeyCol {
 	return &htStrKey{dt: c.dt, arena: c.arena.Freeze(h), off: c.off.Freeze(h)}
 }
 
+// Build emits the keys of ids in one pass over the arena: the values are
+// located once, then copied into the array's buffers.
 func (c *htStrKey) Build(mem memory.Allocator, ids []int32) arrow.Array {
-	b := array.NewStringBuilder(mem)
-	defer b.Release()
-	b.Reserve(len(ids))
-	total := 0
-	for _, id := range ids {
-		if c.valid(id) {
-			total += len(c.key(id))
-		}
-	}
-	b.ReserveData(total)
-	for _, id := range ids {
-		if !c.valid(id) {
-			b.AppendNull()
+	n := len(ids)
+	vals := make([][]byte, n)
+	total, nulls := 0, 0
+	for j, id := range ids {
+		if p := *c.off.At(id); p != htNullPos {
+			vals[j] = c.arena.Value(p)
+			total += len(vals[j])
 		} else {
-			b.BinaryBuilder.Append(c.key(id))
+			nulls++
 		}
 	}
-	return b.NewArray()
+	ob := memory.NewResizableBuffer(mem)
+	ob.Resize(arrow.Int32Traits.BytesRequired(n + 1))
+	offs := arrow.Int32Traits.CastFromBytes(ob.Bytes())
+	db := memory.NewResizableBuffer(mem)
+	db.Resize(total)
+	data := db.Bytes()
+	var vb *memory.Buffer
+	var valid []byte
+	if nulls > 0 {
+		vb = memory.NewResizableBuffer(mem)
+		vb.Resize(int(bitutil.BytesForBits(int64(n))))
+		valid = vb.Bytes()
+		clear(valid)
+	}
+	at := 0
+	offs[0] = 0
+	for j, v := range vals {
+		if valid != nil && *c.off.At(ids[j]) != htNullPos {
+			bitutil.SetBit(valid, j)
+		}
+		at += copy(data[at:], v)
+		offs[j+1] = int32(at)
+	}
+	d := array.NewData(c.dt, n, []*memory.Buffer{vb, ob, db}, nil, nulls, 0)
+	a := array.MakeFromData(d)
+	d.Release()
+	ob.Release()
+	db.Release()
+	if vb != nil {
+		vb.Release()
+	}
+	return a
 }

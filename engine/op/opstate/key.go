@@ -41,6 +41,13 @@ func appendKey(b []byte, cols []arrow.Array, k int) []byte {
 // RenderKeyArray is RenderKeys as a string array, built without a Go
 // string per row.
 func RenderKeyArray(mem memory.Allocator, cols []arrow.Array, n int) *array.String {
+	if len(cols) == 1 {
+		if a, ok := cols[0].(*array.String); ok && a.Len() >= n && a.NullN() == 0 {
+			if r := renderPlainStrings(mem, a, n); r != nil {
+				return r
+			}
+		}
+	}
 	offs := make([]int32, n+1)
 	buf := make([]byte, 0, n*(2+8*len(cols)))
 	for k := range n {
@@ -59,6 +66,47 @@ func RenderKeyArray(mem memory.Allocator, cols []arrow.Array, n int) *array.Stri
 	ob.Release()
 	db.Release()
 	return a
+}
+
+// renderPlainStrings is RenderKeyArray of one string column without NULLs
+// whose values need no escaping (nil otherwise), written straight into the
+// array's buffers: ["value"] per row.
+func renderPlainStrings(mem memory.Allocator, a *array.String, n int) *array.String {
+	if n == 0 {
+		return nil
+	}
+	vo := a.ValueOffsets()
+	var vd []byte // offsets index the whole buffer
+	if b := a.Data().Buffers()[2]; b != nil {
+		vd = b.Bytes()
+	}
+	for _, c := range vd[vo[0]:vo[n]] {
+		if c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+			return nil
+		}
+	}
+	ob := memory.NewResizableBuffer(mem)
+	ob.Resize(arrow.Int32Traits.BytesRequired(n + 1))
+	offs := arrow.Int32Traits.CastFromBytes(ob.Bytes())
+	db := memory.NewResizableBuffer(mem)
+	db.Resize(int(vo[n]-vo[0]) + 4*n)
+	data := db.Bytes()
+	at := 0
+	offs[0] = 0
+	for k := range n {
+		data[at], data[at+1] = '[', '"'
+		at += 2
+		at += copy(data[at:], vd[vo[k]:vo[k+1]])
+		data[at], data[at+1] = '"', ']'
+		at += 2
+		offs[k+1] = int32(at)
+	}
+	d := array.NewData(arrow.BinaryTypes.String, n, []*memory.Buffer{nil, ob, db}, nil, 0, 0)
+	r := array.NewStringData(d)
+	d.Release()
+	ob.Release()
+	db.Release()
+	return r
 }
 
 func appendKeyValue(b []byte, c arrow.Array, k int) []byte {
