@@ -1,6 +1,7 @@
 package opstate
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"strconv"
@@ -80,10 +81,8 @@ func renderPlainStrings(mem memory.Allocator, a *array.String, n int) *array.Str
 	if b := a.Data().Buffers()[2]; b != nil {
 		vd = b.Bytes()
 	}
-	for _, c := range vd[vo[0]:vo[n]] {
-		if c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
-			return nil
-		}
+	if !plainJSON(vd[vo[0]:vo[n]]) {
+		return nil
 	}
 	ob := memory.NewResizableBuffer(mem)
 	ob.Resize(arrow.Int32Traits.BytesRequired(n + 1))
@@ -107,6 +106,27 @@ func renderPlainStrings(mem memory.Allocator, a *array.String, n int) *array.Str
 	ob.Release()
 	db.Release()
 	return r
+}
+
+// plainJSON reports whether b needs no escaping in a JSON string: no
+// control character, no '"' or '\\', ASCII only. Eight bytes at a time:
+// each test sets a byte's high bit where it holds (exactly, for bytes
+// below 0x80).
+func plainJSON(b []byte) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	for ; len(b) >= 8; b = b[8:] {
+		x := binary.LittleEndian.Uint64(b)
+		q, s := x^(lo*'"'), x^(lo*'\\')
+		if (x|(x-lo*0x20)&^x|(q-lo)&^q|(s-lo)&^s)&hi != 0 {
+			return false
+		}
+	}
+	for _, c := range b {
+		if c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 func appendKeyValue(b []byte, c arrow.Array, k int) []byte {

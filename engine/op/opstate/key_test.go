@@ -72,3 +72,18 @@ func TestRenderKeyArrayOneString(t *testing.T) {
 		full.Release()
 	}
 }
+
+// TestPlainJSON: the eight-bytes-at-a-time test against the byte loop,
+// for every byte value at every position of a 17-byte string.
+func TestPlainJSON(t *testing.T) {
+	for pos := range 17 {
+		for c := range 256 {
+			b := []byte("abcdefghijklmnopq")
+			b[pos] = byte(c)
+			want := !(c < 0x20 || c >= 0x80 || c == '"' || c == '\\')
+			if got := plainJSON(b); got != want {
+				t.Fatalf("byte %#x at %d: %v, want %v", c, pos, got, want)
+			}
+		}
+	}
+}

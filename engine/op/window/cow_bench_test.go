@@ -25,7 +25,17 @@ import (
 // beside the updates alone.
 func BenchmarkWindowAggCheckpoint(b *testing.B) {
 	for _, groups := range []int{200_000, 1_000_000} {
-		b.Run(fmt.Sprintf("groups=%dk", groups/1000), func(b *testing.B) {
+		for _, ckpt := range []bool{false, true} {
+			b.Run(fmt.Sprintf("groups=%dk,ckpt=%v", groups/1000, ckpt), func(b *testing.B) {
+				benchWindowAggCheckpoint(b, groups, ckpt)
+			})
+		}
+	}
+}
+
+func benchWindowAggCheckpoint(b *testing.B, groups int, ckpt bool) {
+	{
+		{
 			schema := arrow.NewSchema([]arrow.Field{
 				{Name: "sensor_id", Type: arrow.BinaryTypes.String},
 				{Name: "ts", Type: arrow.PrimitiveTypes.Int64},
@@ -78,6 +88,9 @@ func BenchmarkWindowAggCheckpoint(b *testing.B) {
 				c0 := optest.CPUTime()
 				update()
 				upd += optest.CPUTime() - c0
+				if !ckpt {
+					continue
+				}
 				id++
 				cw, err := store.Begin(id)
 				if err != nil {
@@ -112,6 +125,6 @@ func BenchmarkWindowAggCheckpoint(b *testing.B) {
 			b.ReportMetric(float64(write.Microseconds())/1000/n, "write-cpu-ms")
 			b.ReportMetric(float64(upd.Microseconds())/1000/n, "update-cpu-ms")
 			b.ReportMetric(0, "ns/op")
-		})
+		}
 	}
 }
