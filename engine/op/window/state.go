@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clink-dev/clink/checkpoint"
@@ -243,10 +245,13 @@ func (c *captured) each(fn func(capturedChunk) error) error {
 		}
 		seq := c.src.seq
 		add("seq", column.Int64(mem, n, func(j int) int64 { return seq(g[j]) }))
-		fb := array.NewBooleanBuilder(mem)
-		fb.AppendValues(fired, nil)
-		add("fired", fb.NewArray())
-		fb.Release()
+		fb := column.NewBool(mem, n)
+		for j, f := range fired {
+			if f {
+				bitutil.SetBit(fb.Bits, j)
+			}
+		}
+		add("fired", fb.Finish())
 		for i, st := range c.src.states {
 			fields := st.StateFields(c.prefixes[i])
 			for j, a := range st.StateColumns(mem, g) {
@@ -286,15 +291,22 @@ func (c *captured) write(p *checkpoint.PartWriter, maxPar int) error {
 		return p.WriteSlot(checkpoint.SlotRows{Slot: Slot, KeyGroups: groups, KeyArray: keys,
 			Starts: ch.starts, Ends: ch.ends, Values: vals})
 	}
-	if c.chunks != nil {
+	if c.chunks == nil { // built here, one chunk at a time
+		pool := &chunkPool{mem: c.mem, free: map[int][][]byte{}}
+		c.mem = pool
+		defer pool.close()
+	} else {
 		for i, ch := range c.chunks {
 			c.chunks[i] = capturedChunk{}
 			if err := writeChunk(ch); err != nil {
 				return err
 			}
 		}
-	} else if err := c.each(writeChunk); err != nil {
-		return err
+	}
+	if c.chunks == nil {
+		if err := c.each(writeChunk); err != nil {
+			return err
+		}
 	}
 	if len(c.tombs.Starts) > 0 {
 		if err := p.WriteTombstones(c.tombs); err != nil {
@@ -312,6 +324,58 @@ func (c *captured) write(p *checkpoint.PartWriter, maxPar int) error {
 	defer seqArr.Release()
 	return p.WriteSlot(checkpoint.SlotRows{Slot: opstate.SlotOperator, KeyGroups: []int32{checkpoint.RawKeyGroup},
 		Values: map[string]arrow.Array{"watermark": wmArr, "next_seq": seqArr}})
+}
+
+// chunkPool allocates the arrays of a snapshot built and written one chunk
+// at a time: a buffer freed when a chunk is written is reused, as it is,
+// for the next chunk's array of the same size (every array built from it
+// writes all its bytes), so a snapshot allocates one chunk's buffers
+// instead of every chunk's. Buffers come from mem and go back at close.
+type chunkPool struct {
+	mem    memory.Allocator
+	mu     sync.Mutex
+	free   map[int][][]byte
+	closed bool
+}
+
+func (p *chunkPool) Allocate(n int) []byte {
+	p.mu.Lock()
+	if l := p.free[n]; len(l) > 0 {
+		b := l[len(l)-1]
+		p.free[n] = l[:len(l)-1]
+		p.mu.Unlock()
+		return b
+	}
+	p.mu.Unlock()
+	return p.mem.Allocate(n)
+}
+
+func (p *chunkPool) Reallocate(n int, b []byte) []byte {
+	nb := p.Allocate(n)
+	copy(nb, b)
+	p.Free(b)
+	return nb
+}
+
+func (p *chunkPool) Free(b []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		p.mem.Free(b)
+		return
+	}
+	p.free[len(b)] = append(p.free[len(b)], b)
+}
+
+func (p *chunkPool) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, l := range p.free {
+		for _, b := range l {
+			p.mem.Free(b)
+		}
+	}
+	p.free, p.closed = nil, true
 }
 
 // restore loads the groups of the parts' window_agg rows whose key group
