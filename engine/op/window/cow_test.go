@@ -26,7 +26,8 @@ import (
 // with -race). Every checkpoint, restored and flushed, must equal a
 // synchronous copy taken at its barrier; the aggregate restored from the
 // last one and fed the rest of the input must emit what the uninterrupted
-// aggregate emits; and the chunks the snapshots kept must be reclaimed.
+// aggregate emits; and the chunks the snapshots kept must be reclaimed and
+// the arrays they built freed.
 func TestWindowAggSnapshotWhileMutating(t *testing.T) {
 	keys := 30000 // ids past the first MiB of chunks: mapped memory
 	if testing.Short() || optest.RaceEnabled {
@@ -247,4 +248,5 @@ func wtCowRun(t *testing.T, keyType arrow.DataType, keys int, lateness int64) {
 	if n := column.RetainedChunks(); n != 0 {
 		t.Errorf("%d replaced chunks not reclaimed after every snapshot was written", n)
 	}
+	mem.AssertSize(t, 0) // every array the snapshots built went back
 }
