@@ -649,6 +649,7 @@ func (w *Agg) advance(wm int64, emit func(arrow.RecordBatch) error) error {
 			free = append(free, win.gids...)
 		}
 	}
+	w.untouch(free)
 	w.aggs.Reset(free)
 	w.tbl.Remove(free)
 	for _, win := range w.wins[:nfree] {

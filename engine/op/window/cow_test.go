@@ -181,6 +181,7 @@ func wtCowRun(t *testing.T, keyType arrow.DataType, keys int, lateness int64) {
 		got, sinceLast = append(got, out...), append(sinceLast, out...)
 		if s%2 == 1 && s < ticks-2 {
 			finish()
+			wtCheckEpochCounts(t, w)
 			id++
 			ref = append(ref, wtSnapshotRestore(t, optest.Case{Cfg: cfg}, w, mem, id, refStore))
 			cw, err := store.Begin(id)
@@ -249,4 +250,30 @@ func wtCowRun(t *testing.T, keyType arrow.DataType, keys int, lateness int64) {
 		t.Errorf("%d replaced chunks not reclaimed after every snapshot was written", n)
 	}
 	mem.AssertSize(t, 0) // every array the snapshots built went back
+}
+
+// wtCheckEpochCounts checks the per-epoch counts of changed groups
+// against a scan of the live groups, for every base they can answer for.
+func wtCheckEpochCounts(t *testing.T, w *Agg) {
+	t.Helper()
+	inc := &w.inc
+	if w.sess != nil || inc.from == 0 {
+		return
+	}
+	all, _, _ := w.stateGroups()
+	for base := inc.from - 1; base < inc.from+uint32(len(inc.perEpoch)); base++ {
+		want := 0
+		for _, g := range all {
+			if int(g) < len(inc.mod) && inc.mod[g] > base {
+				want++
+			}
+		}
+		got := 0
+		for e := int(base + 1 - inc.from); e < len(inc.perEpoch); e++ {
+			got += inc.perEpoch[e]
+		}
+		if got != want {
+			t.Fatalf("groups changed after epoch %d: counted %d, %d by a scan", base, got, want)
+		}
+	}
 }

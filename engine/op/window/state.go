@@ -545,6 +545,13 @@ type incState struct {
 	fired  map[int64]uint32 // window end: epoch of the first snapshot that saw it fired
 	known  map[int64]int64  // windows (end: start) of the last snapshot
 	purged []purgedWindow   // windows gone since, with the epoch they went in
+
+	// perEpoch[e-from] counts the live groups whose accumulators last
+	// changed in epoch e (epochs before from no delta can build on), so
+	// that a snapshot of a state that mostly changed knows it is full
+	// without scanning the groups.
+	perEpoch []int
+	from     uint32
 }
 
 type purgedWindow struct {
@@ -562,10 +569,48 @@ func (w *Agg) touch(gids []int32) {
 		inc.mod = slices.Grow(inc.mod, max(n, 2*len(inc.mod))-len(inc.mod))[:n]
 	}
 	e := inc.chains.Epoch()
-	mod := inc.mod
-	for _, g := range gids {
-		mod[g] = e
+	if inc.from == 0 {
+		inc.from = e
 	}
+	for int(e-inc.from) >= len(inc.perEpoch) {
+		inc.perEpoch = append(inc.perEpoch, 0)
+	}
+	mod, counts, from := inc.mod, inc.perEpoch, inc.from
+	n := 0
+	for _, g := range gids {
+		if old := mod[g]; old != e {
+			if old >= from {
+				counts[old-from]--
+			}
+			n++
+			mod[g] = e
+		}
+	}
+	counts[e-from] += n
+}
+
+// untouch forgets the change epochs of groups gids, which are freed.
+func (w *Agg) untouch(gids []int32) {
+	inc := &w.inc
+	for _, g := range gids {
+		if int(g) < len(inc.mod) {
+			if old := inc.mod[g]; old >= inc.from && old != 0 {
+				inc.perEpoch[old-inc.from]--
+			}
+			inc.mod[g] = 0
+		}
+	}
+}
+
+// forget drops the counts of epochs up to oldest, which no delta builds
+// on any more.
+func (inc *incState) forget(oldest uint32) {
+	if oldest < inc.from || inc.from == 0 {
+		return
+	}
+	k := min(int(oldest-inc.from)+1, len(inc.perEpoch))
+	inc.perEpoch = append(inc.perEpoch[:0], inc.perEpoch[k:]...)
+	inc.from += uint32(k)
 }
 
 // SnapshotState writes the open windows' groups and the watermark. For
@@ -642,6 +687,7 @@ func (w *Agg) SnapshotState(s *op.Snapshot) error {
 	}
 	oldest := inc.chains.Oldest(s.Completed)
 	inc.purged = slices.DeleteFunc(inc.purged, func(pw purgedWindow) bool { return pw.epoch <= oldest })
+	inc.forget(oldest)
 	maxPar := s.MaxParallelism
 	return s.Async(func() error {
 		err := c.write(p, maxPar)
@@ -658,6 +704,22 @@ func (w *Agg) SnapshotState(s *op.Snapshot) error {
 func (w *Agg) changedSince(base uint32, all []int32, runs []groupRun) (sel []int32, selRuns []groupRun, ok bool) {
 	inc := &w.inc
 	half := len(all) / 2
+	// Without a scan: the groups changed since base, and those of windows
+	// fired since, are each at most how many the scan would select.
+	if base+1 >= inc.from && inc.from > 0 {
+		changed, fired := 0, 0
+		for e := int(base + 1 - inc.from); e < len(inc.perEpoch); e++ {
+			changed += inc.perEpoch[e]
+		}
+		for _, r := range runs {
+			if inc.fired[r.end] > base {
+				fired += r.n
+			}
+		}
+		if max(changed, fired) > half {
+			return nil, nil, false
+		}
+	}
 	mod := inc.mod
 	off := 0
 	for _, r := range runs {
