@@ -40,15 +40,20 @@ const (
 // released, a write must go through W or follow Unshare, which copy a
 // frozen chunk the first time it is written and write the copy. A
 // replaced chunk is reused once every Hold is released.
+//
+// A Chunked is two words (it is copied into hot loops, and the compiler
+// keeps a struct of up to four words in registers), so what it rarely
+// needs sits behind one pointer.
 type Chunked[T any] struct {
-	c   []*[ChunkLen]T
-	own *chunkOwner
-	cw  *chunkCow[T] // nil until the first Freeze
+	c  []*[ChunkLen]T
+	cw *chunkCow[T] // nil until the first mapped chunk or Freeze
 }
 
-// chunkCow is a Chunked's copy-on-write bookkeeping, shared by its copies;
-// only the goroutine that writes the Chunked touches it.
+// chunkCow is what a Chunked rarely needs: the owner of its mapped
+// chunks, and its copy-on-write bookkeeping. Its copies share it; only the
+// goroutine that writes the Chunked touches it.
 type chunkCow[T any] struct {
+	own     *chunkOwner
 	sh      []bool // per chunk: frozen under a hold not yet released
 	nsh     int    // true entries of sh
 	holds   []*Hold
@@ -109,7 +114,7 @@ func (a *Chunked[T]) Freeze(h *Hold) Chunked[T] {
 		}
 	}
 	cw.holds = append(cw.holds, h)
-	return Chunked[T]{c: slices.Clone(a.c), own: a.own}
+	return Chunked[T]{c: slices.Clone(a.c), cw: &chunkCow[T]{own: cw.own}}
 }
 
 // W is entry i for writing: At, after copying its chunk if it is frozen.
@@ -269,10 +274,13 @@ func (a *Chunked[T]) allocChunk() *[ChunkLen]T {
 	var zero T
 	sz := int(unsafe.Sizeof(zero)) * ChunkLen
 	if sz > 0 && len(a.c)*sz >= minMapped && !hasPointers[T]() {
-		if a.own == nil {
-			a.own = newChunkOwner()
+		if a.cw == nil {
+			a.cw = &chunkCow[T]{}
 		}
-		if m := a.own.maps.carve(sz, len(a.c)); m != nil {
+		if a.cw.own == nil {
+			a.cw.own = newChunkOwner()
+		}
+		if m := a.cw.own.maps.carve(sz, len(a.c)); m != nil {
 			return (*[ChunkLen]T)(unsafe.Pointer(unsafe.SliceData(m)))
 		}
 	}
