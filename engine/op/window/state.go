@@ -133,6 +133,7 @@ type stateSource struct {
 	keys   []hash.KeyCol
 	states []agg.State
 	seq    func(g int32) int64
+	seqs   *column.Chunked[int64] // when set, seq reads it
 }
 
 func (w *Agg) liveSource() stateSource {
@@ -148,7 +149,7 @@ func (w *Agg) frozenSource(h *column.Hold) (src stateSource, ok bool) {
 		return src, false
 	}
 	seq := w.gseq.Freeze(h)
-	return stateSource{keys: w.tbl.FreezeKeys(h), states: states, seq: func(g int32) int64 { return *seq.At(g) }}, true
+	return stateSource{keys: w.tbl.FreezeKeys(h), states: states, seqs: &seq}, true
 }
 
 // captured is the state of a snapshot's groups at a barrier: what the
@@ -243,8 +244,16 @@ func (c *captured) each(fn func(capturedChunk) error) error {
 			ch.names = append(ch.names, name)
 			ch.vals = append(ch.vals, a)
 		}
-		seq := c.src.seq
-		add("seq", column.Int64(mem, n, func(j int) int64 { return seq(g[j]) }))
+		if seqs := c.src.seqs; seqs != nil {
+			o := column.NewFixed[int64](mem, arrow.PrimitiveTypes.Int64, n)
+			for j, id := range g {
+				o.Vals[j] = *seqs.At(id)
+			}
+			add("seq", o.Finish())
+		} else {
+			seq := c.src.seq
+			add("seq", column.Int64(mem, n, func(j int) int64 { return seq(g[j]) }))
+		}
 		fb := column.NewBool(mem, n)
 		for j, f := range fired {
 			if f {
