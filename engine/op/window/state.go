@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -95,7 +96,11 @@ func (w *Agg) stateGroups() (gids, kids []int32, runs []groupRun) {
 	for _, win := range w.wins {
 		n += len(win.gids)
 	}
-	gids = make([]int32, 0, n)
+	if p := w.inc.spare.Swap(nil); p != nil && cap(*p) >= n {
+		gids = (*p)[:0] // the list of a snapshot written since
+	} else {
+		gids = make([]int32, 0, n)
+	}
 	runs = make([]groupRun, 0, len(w.wins))
 	for _, win := range w.wins {
 		from := len(gids)
@@ -162,6 +167,7 @@ type captured struct {
 	src      stateSource
 	prefixes []string // of each state's fields
 	hold     *column.Hold
+	spare    *atomic.Pointer[[]int32] // takes gids back once written
 	gids     []int32
 	kids     []int32
 	runs     []groupRun
@@ -190,6 +196,11 @@ func (c *captured) release() {
 	}
 	c.chunks = nil
 	c.hold.Release()
+	if c.spare != nil && cap(c.gids) > 0 {
+		g := c.gids
+		c.spare.Store(&g)
+	}
+	c.gids, c.kids = nil, nil
 }
 
 // capture describes groups gids (key ids kids, windows runs) of src.
@@ -554,6 +565,7 @@ type incState struct {
 	fired  map[int64]uint32 // window end: epoch of the first snapshot that saw it fired
 	known  map[int64]int64  // windows (end: start) of the last snapshot
 	purged []purgedWindow   // windows gone since, with the epoch they went in
+	spare  atomic.Pointer[[]int32] // a written snapshot's list of groups, for reuse
 
 	// perEpoch[e-from] counts the live groups whose accumulators last
 	// changed in epoch e (epochs before from no delta can build on), so
@@ -680,6 +692,13 @@ func (w *Agg) SnapshotState(s *op.Snapshot) error {
 		src = w.liveSource()
 	}
 	c := w.capture(mem, src, gids, gids, runs)
+	if len(all) > 0 {
+		if len(gids) > 0 && &gids[0] == &all[0] {
+			c.spare = &inc.spare // given back once written
+		} else {
+			inc.spare.Store(&all) // a delta holds a selection of it
+		}
+	}
 	if frozen {
 		c.hold = h
 	} else {
