@@ -561,10 +561,10 @@ func (w *Agg) restoreSessions(keys []arrow.Array, starts, ends, seqs []int64, fi
 // windows track (sessions are snapshotted in full).
 type incState struct {
 	chains opstate.Chains
-	mod    []uint32         // per group id: the epoch its accumulators last changed in
-	fired  map[int64]uint32 // window end: epoch of the first snapshot that saw it fired
-	known  map[int64]int64  // windows (end: start) of the last snapshot
-	purged []purgedWindow   // windows gone since, with the epoch they went in
+	mod    []uint32                // per group id: the epoch its accumulators last changed in
+	fired  map[int64]uint32        // window end: epoch of the first snapshot that saw it fired
+	known  map[int64]int64         // windows (end: start) of the last snapshot
+	purged []purgedWindow          // windows gone since, with the epoch they went in
 	spare  atomic.Pointer[[]int32] // a written snapshot's list of groups, for reuse
 
 	// perEpoch[e-from] counts the live groups whose accumulators last
