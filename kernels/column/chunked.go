@@ -141,21 +141,6 @@ func (a *Chunked[T]) Unshare(ids []int32) {
 	}
 }
 
-// UnshareAll makes every entry writable with At.
-func (a *Chunked[T]) UnshareAll() {
-	cw := a.cw
-	if cw == nil || cw.nsh == 0 {
-		return
-	}
-	for ci := range cw.sh {
-		if cw.sh[ci] {
-			if a.unshare(uint32(ci)); cw.nsh == 0 {
-				return
-			}
-		}
-	}
-}
-
 func (a *Chunked[T]) unshare(ci uint32) {
 	cw := a.cw
 	if cw.settle() {
