@@ -504,13 +504,13 @@ func (w *Agg) assign(b *vector.Batch) int {
 	return 0
 }
 
-// windowStart is the start of the TUMBLE/HOP/CUMULATE window ending at end.
 // sortBySeq orders gids by first appearance.
 func (w *Agg) sortBySeq(gids []int32) {
 	seq := &w.gseq
 	slices.SortFunc(gids, func(a, b int32) int { return cmp.Compare(*seq.At(a), *seq.At(b)) })
 }
 
+// windowStart is the start of the TUMBLE/HOP/CUMULATE window ending at end.
 func (w *Agg) windowStart(end int64) int64 {
 	if w.spec.Kind == kwindow.Cumulate {
 		return kwindow.Align(end-1, w.spec.Size, w.spec.Offset)
