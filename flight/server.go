@@ -2,6 +2,7 @@ package flight
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -279,8 +280,47 @@ type tlsCreds struct {
 	tc *tlsconf.Config
 }
 
+// ClientHandshake also waits, under TLS 1.3, for the server's first
+// bytes (gRPC servers send their settings at once): a 1.3 server checks
+// the client's certificate after the client's side of the handshake
+// completed, so its refusal (an alert) would otherwise surface as a
+// broken pipe on the first write.
 func (c *tlsCreds) ClientHandshake(ctx context.Context, authority string, raw net.Conn) (net.Conn, credentials.AuthInfo, error) {
-	return credentials.NewTLS(c.tc.Client("")).ClientHandshake(ctx, authority, raw)
+	conn, info, err := credentials.NewTLS(c.tc.Client("")).ClientHandshake(ctx, authority, raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ti, ok := info.(credentials.TLSInfo); !ok || ti.State.Version != tls.VersionTLS13 {
+		return conn, info, nil
+	}
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(20 * time.Second)
+	}
+	conn.SetReadDeadline(deadline)
+	buf := make([]byte, 1)
+	n, err := conn.Read(buf)
+	conn.SetReadDeadline(time.Time{})
+	if err != nil {
+		conn.Close()
+		return nil, nil, fmt.Errorf("TLS handshake with %s: %w", authority, err)
+	}
+	return &peekedConn{Conn: conn, buf: buf[:n]}, info, nil
+}
+
+// peekedConn replays the bytes ClientHandshake read.
+type peekedConn struct {
+	net.Conn
+	buf []byte
+}
+
+func (c *peekedConn) Read(p []byte) (int, error) {
+	if len(c.buf) > 0 {
+		n := copy(p, c.buf)
+		c.buf = c.buf[n:]
+		return n, nil
+	}
+	return c.Conn.Read(p)
 }
 
 func (c *tlsCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.AuthInfo, error) {
@@ -354,6 +394,13 @@ func (c *client) Close() error { return c.conn.Close() }
 // (its process is gone or not listening).
 func Unreachable(err error) bool {
 	return status.Code(err) == codes.Unavailable
+}
+
+// NotFlight reports whether err says an HTTP server that is not gRPC
+// answered (the Coordinator's HTTPS API speaks HTTP/2 too, and answers a
+// Flight call 404).
+func NotFlight(err error) bool {
+	return status.Code(err) == codes.Unimplemented && strings.Contains(status.Convert(err).Message(), "unexpected HTTP status code")
 }
 
 // Call runs action name on the server behind cl and returns its result.
