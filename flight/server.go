@@ -278,7 +278,13 @@ func Dial(addr, token string, o ...Option) (flight.Client, error) {
 type tlsCreds struct {
 	credentials.TransportCredentials
 	tc *tlsconf.Config
+	// refused limits the log of refused handshakes to a line per remote
+	// host per refusedEvery (a clear-text Worker retries twice a second).
+	mu      sync.Mutex
+	refused map[string]time.Time
 }
+
+const refusedEvery = time.Minute
 
 // ClientHandshake also waits, under TLS 1.3, for the server's first
 // bytes (gRPC servers send their settings at once): a 1.3 server checks
@@ -326,7 +332,20 @@ func (c *peekedConn) Read(p []byte) (int, error) {
 func (c *tlsCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.AuthInfo, error) {
 	conn, info, err := c.TransportCredentials.ServerHandshake(raw)
 	if err != nil {
-		c.tc.Logf("flight: TLS handshake from %s refused: %v", raw.RemoteAddr(), err)
+		host, _, _ := net.SplitHostPort(raw.RemoteAddr().String())
+		c.mu.Lock()
+		last, ok := c.refused[host]
+		if !ok || time.Since(last) >= refusedEvery {
+			if c.refused == nil {
+				c.refused = map[string]time.Time{}
+			}
+			c.refused[host] = time.Now()
+			ok = false
+		}
+		c.mu.Unlock()
+		if !ok {
+			c.tc.Logf("flight: TLS handshake from %s refused: %v (logged once a minute per host)", raw.RemoteAddr(), err)
+		}
 	}
 	return conn, info, err
 }

@@ -270,7 +270,7 @@ func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 			c.hl = tls.NewListener(c.hl, cfg.TLS.HTTPServer(cfg.HTTPTLS != "tls"))
 		}
 		c.http = &http.Server{Handler: c.api(), ReadHeaderTimeout: 10 * time.Second,
-			ErrorLog: log.New(cfg.Log, "coordinator: http: ", 0)}
+			ErrorLog: log.New(cfg.Log, "coordinator: ", 0)}
 	}
 	handle(srv, actRegister, c.register)
 	handle(srv, actHeartbeat, c.heartbeat)
