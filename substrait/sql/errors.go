@@ -42,13 +42,13 @@ func Errorf(src string, pos Pos, format string, args ...any) *Error {
 }
 
 // An error repeats at most excerptRunes of the offending line, around the
-// column, and at most msgBytes of its message: a megabyte of SQL on one
+// column, and at most msgBytes of its message (lists of supported options fit): a megabyte of SQL on one
 // line (or a megabyte identifier in the message) must not come back as a
 // megabyte of error, and rendering it must not cost more than the
 // excerpt.
 const (
 	excerptRunes = 200
-	msgBytes     = 320
+	msgBytes     = 1024
 	ellipsis     = "..."
 )
 
