@@ -30,7 +30,13 @@ func cmdCoordinator(args []string) int {
 	restarts := fs.Int("max-restarts", 10, "restarts of a failing job before it is FAILED")
 	delay := fs.Duration("restart-delay", 200*time.Millisecond, "wait before a restart")
 	beat := fs.Duration("heartbeat", 500*time.Millisecond, "the Workers' heartbeat interval; three missed beats lose a Worker")
+	insecure := fs.Bool("insecure", false, "listen on a non-loopback --addr or --http-addr without CLINK_AUTH_TOKEN (anyone who reaches it can register a Worker or submit a job)")
+	maxBody := fs.Int64("max-request-bytes", 4<<20, "largest HTTP request body the API reads (larger: 413)")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *maxBody <= 0 {
+		fmt.Fprintln(os.Stderr, "error: --max-request-bytes must be positive")
 		return 2
 	}
 	if *ckLog <= 0 {
@@ -38,7 +44,8 @@ func cmdCoordinator(args []string) int {
 	}
 	c, err := cluster.NewCoordinator(cluster.CoordinatorConfig{FlightAddr: *addr, HTTPAddr: *httpAddr, CheckpointDir: *dir, SavepointDir: *spDir,
 		Token: os.Getenv("CLINK_AUTH_TOKEN"), Heartbeat: *beat, MaxRestarts: *restarts, RestartDelay: *delay,
-		CheckpointInterval: *interval, CheckpointLogInterval: *ckLog, Connectors: builtin.Registry(), Log: os.Stderr})
+		CheckpointInterval: *interval, CheckpointLogInterval: *ckLog, Connectors: builtin.Registry(), Log: os.Stderr,
+		Insecure: *insecure, MaxBodyBytes: *maxBody})
 	return serve(c, err)
 }
 
@@ -104,6 +111,7 @@ func cmdWorker(args []string) int {
 	addr := fs.String("addr", "127.0.0.1:0", "address for control calls and shuffle streams (port 0: any)")
 	slots := fs.Int("slots", 1, "subtasks of each job this Worker runs at once")
 	id := fs.String("id", "", "the Worker's id (default: a random one)")
+	insecure := fs.Bool("insecure", false, "listen on a non-loopback --addr without CLINK_AUTH_TOKEN (anyone who reaches it can deploy subtasks)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -112,8 +120,13 @@ func cmdWorker(args []string) int {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 2
 	}
+	token := os.Getenv("CLINK_AUTH_TOKEN")
+	if err := cluster.CheckBinds(os.Stderr, token, *insecure, *addr); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 1
+	}
 	w, err := cluster.NewWorker(cluster.WorkerConfig{ID: *id, Coordinator: caddr, Addr: *addr, Slots: *slots,
-		Token: os.Getenv("CLINK_AUTH_TOKEN"), Connectors: builtin.Registry(), Stdout: os.Stdout, Log: os.Stderr})
+		Token: token, Connectors: builtin.Registry(), Stdout: os.Stdout, Log: os.Stderr})
 	return serve(w, err)
 }
 
