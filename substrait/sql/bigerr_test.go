@@ -23,6 +23,7 @@ func TestErrorExcerptTruncated(t *testing.T) {
 		{"unterminated string", head + "SELECT '" + big, "line 2:8:", "'"},
 		{"error at the end of a long line", head + "SELECT " + strings.Repeat("a, ", 1<<18) + " FROM t", "line 2:786441:", "F"},
 		{"long token in the message", head + "SELECT a FROM t WHERE " + big + " " + big, "line 2:1048600:", "x"},
+		{"end of input after a long line", head + "SELECT " + strings.Repeat("a, ", 1<<18) + "a +", "line 2:", ""},
 		{"quoted identifier", head + "SELECT `" + big + "` FROM t", "line 2:8:", "`"},
 		{"multibyte", head + "SELECT '" + strings.Repeat("é", 1<<19) + "' + " + strings.Repeat("ü", 1<<19) + " FROM t", "line 2:", "ü"},
 	} {
@@ -46,6 +47,12 @@ func TestErrorExcerptTruncated(t *testing.T) {
 			t.Errorf("%s: excerpt of %d runes", c.name, n)
 		}
 		col := len(caret) - 1
+		if c.at == "" { // past the end of the line
+			if caret[col] != '^' || col < len(excerpt) || col > len(excerpt)+1 || len(excerpt) < 100 {
+				t.Errorf("%s: caret at %d after %d runes:\n%s\n%s", c.name, col, len(excerpt), lines[1], lines[2])
+			}
+			continue
+		}
 		if caret[col] != '^' || col >= len(excerpt) || string(excerpt[col]) != c.at {
 			t.Errorf("%s: caret at %d under %q, want under %q:\n%s\n%s", c.name, col, string(excerpt[min(col, len(excerpt)-1)]), c.at, lines[1], lines[2])
 		}

@@ -103,15 +103,14 @@ func excerpt(line string, col int) (string, int, bool) {
 	if len(line) <= excerptRunes { // bytes >= runes: short enough
 		return line, col, false
 	}
-	start := max(0, col-1-excerptRunes/2) // in runes
-	i, r := 0, 0                          // byte offset of rune r
-	for r < start && i < len(line) {
+	n := utf8.RuneCountInString(line)
+	// In runes; a column past the end (end of input) shows the end.
+	start := max(0, min(col-1, n)-excerptRunes/2)
+	i, r := 0, 0 // byte offset of rune r
+	for r < start {
 		_, w := utf8.DecodeRuneInString(line[i:])
 		i += w
 		r++
-	}
-	if r < start { // col lies past the end of the line
-		start = r
 	}
 	j, k := i, 0
 	for k < excerptRunes && j < len(line) {
