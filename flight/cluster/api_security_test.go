@@ -234,7 +234,8 @@ func TestCheckBind(t *testing.T) {
 }
 
 // TestCheckBindCoordinator: NewCoordinator refuses a non-loopback HTTP or
-// Flight address without a token, and with Insecure starts and warns.
+// Flight address without a token (unless mutual TLS authenticates it),
+// and with Insecure starts and warns.
 func TestCheckBindCoordinator(t *testing.T) {
 	for _, cfg := range []CoordinatorConfig{
 		{FlightAddr: "0.0.0.0:0", HTTPAddr: "127.0.0.1:0"},
@@ -255,5 +256,32 @@ func TestCheckBindCoordinator(t *testing.T) {
 	}
 	if code, _ := request(t, c, "GET", "/healthz", "", nil); code != http.StatusOK {
 		t.Errorf("insecure coordinator: /healthz %d", code)
+	}
+	// With mutual TLS the certificates authenticate: Flight needs no
+	// token, nor HTTPS requiring client certificates; HTTPS without them
+	// (or plain HTTP) does.
+	f := newTLSFixture(t)
+	tlsc, _ := f.config(t, f.ca, "coordinator")
+	for _, c := range []struct {
+		cfg CoordinatorConfig
+		ok  bool
+	}{
+		{CoordinatorConfig{FlightAddr: "0.0.0.0:0", HTTPAddr: "0.0.0.0:0", TLS: tlsc}, true},
+		{CoordinatorConfig{FlightAddr: "0.0.0.0:0", HTTPAddr: "0.0.0.0:0", TLS: tlsc, HTTPTLS: "mtls"}, true},
+		{CoordinatorConfig{FlightAddr: "0.0.0.0:0", HTTPAddr: "127.0.0.1:0", TLS: tlsc, HTTPTLS: "tls"}, true},
+		{CoordinatorConfig{FlightAddr: "0.0.0.0:0", HTTPAddr: "0.0.0.0:0", TLS: tlsc, HTTPTLS: "tls"}, false},
+		{CoordinatorConfig{FlightAddr: "127.0.0.1:0", HTTPAddr: "0.0.0.0:0", TLS: tlsc, HTTPTLS: "off"}, false},
+	} {
+		c.cfg.Log = io.Discard
+		co, err := NewCoordinator(c.cfg)
+		if err == nil {
+			co.srv.Shutdown()
+			if co.hl != nil {
+				co.hl.Close()
+			}
+		}
+		if (err == nil) != c.ok {
+			t.Errorf("flight %s, http %s, http-tls %q: %v, want ok %v", c.cfg.FlightAddr, c.cfg.HTTPAddr, c.cfg.HTTPTLS, err, c.ok)
+		}
 	}
 }

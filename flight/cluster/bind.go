@@ -40,6 +40,21 @@ func CheckBinds(log io.Writer, token string, insecure bool, addrs ...string) err
 	return nil
 }
 
+// unauthenticatedAddrs are the Coordinator's addresses that nothing but
+// the token authenticates: Flight unless mutual TLS is on; HTTP unless
+// it is HTTPS requiring client certificates (HTTPTLS "mtls", the
+// default with TLS). CheckBind applies to them.
+func (cfg *CoordinatorConfig) unauthenticatedAddrs() []string {
+	var out []string
+	if cfg.TLS == nil {
+		out = append(out, cfg.FlightAddr)
+	}
+	if cfg.TLS == nil || cfg.HTTPTLS == "tls" || cfg.HTTPTLS == "off" {
+		out = append(out, cfg.HTTPAddr)
+	}
+	return out
+}
+
 func isLoopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {

@@ -2,8 +2,10 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"os"
@@ -21,6 +23,7 @@ import (
 	"github.com/clink-dev/clink/connectors"
 	"github.com/clink-dev/clink/engine"
 	cflight "github.com/clink-dev/clink/flight"
+	"github.com/clink-dev/clink/flight/tlsconf"
 	"github.com/clink-dev/clink/kernels"
 	"github.com/clink-dev/clink/substrait"
 	"github.com/clink-dev/clink/substrait/planner"
@@ -45,6 +48,12 @@ type CoordinatorConfig struct {
 	// Token, when set, is required as a bearer token on every call and
 	// HTTP request but /healthz and /readyz (CLINK_AUTH_TOKEN).
 	Token string
+	// TLS, when set, is mutual TLS on Flight (Workers and clients must
+	// present a certificate of its CA) and, as HTTPTLS says, on the HTTP
+	// API: "mtls" (the default) HTTPS requiring client certificates,
+	// "tls" HTTPS without them, "off" plain HTTP.
+	TLS     *tlsconf.Config
+	HTTPTLS string
 	// Insecure lets the Coordinator listen on a non-loopback address
 	// without a Token (CheckBind); it warns on Log instead.
 	Insecure bool
@@ -249,10 +258,10 @@ func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 	if cfg.Log == nil {
 		cfg.Log = os.Stderr
 	}
-	if err := CheckBinds(cfg.Log, cfg.Token, cfg.Insecure, cfg.FlightAddr, cfg.HTTPAddr); err != nil {
+	if err := CheckBinds(cfg.Log, cfg.Token, cfg.Insecure, cfg.unauthenticatedAddrs()...); err != nil {
 		return nil, err
 	}
-	srv, err := cflight.NewServer(cfg.FlightAddr, cfg.Token)
+	srv, err := cflight.NewServer(cfg.FlightAddr, cfg.Token, cflight.WithTLS(cfg.TLS))
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +275,11 @@ func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 			srv.Shutdown()
 			return nil, err
 		}
-		c.http = &http.Server{Handler: c.api(), ReadHeaderTimeout: 10 * time.Second}
+		if cfg.TLS != nil && cfg.HTTPTLS != "off" {
+			c.hl = tls.NewListener(c.hl, cfg.TLS.HTTPServer(cfg.HTTPTLS != "tls"))
+		}
+		c.http = &http.Server{Handler: c.api(), ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog: log.New(cfg.Log, "coordinator: ", 0)}
 	}
 	handle(srv, actRegister, c.register)
 	handle(srv, actHeartbeat, c.heartbeat)
@@ -340,7 +353,7 @@ func (c *Coordinator) register(_ context.Context, r *registerReq) (any, error) {
 	if r.Slots < 1 {
 		return nil, fmt.Errorf("a Worker needs at least one slot")
 	}
-	cl, err := cflight.Dial(r.Addr, c.cfg.Token)
+	cl, err := cflight.Dial(r.Addr, c.cfg.Token, cflight.WithTLS(c.cfg.TLS))
 	if err != nil {
 		return nil, err
 	}
