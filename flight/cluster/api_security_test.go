@@ -219,7 +219,7 @@ func TestCheckBind(t *testing.T) {
 			t.Errorf("%s: no error", addr)
 			continue
 		}
-		for _, want := range []string{addr, "CLINK_AUTH_TOKEN", "--insecure", "not a loopback address"} {
+		for _, want := range []string{addr, "CLINK_AUTH_TOKEN", "--tls-cert", "--insecure", "not a loopback address"} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("%s: %v, want it to say %q", addr, err, want)
 			}

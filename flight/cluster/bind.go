@@ -17,7 +17,7 @@ func CheckBind(addr, token string, insecure bool) error {
 	if token != "" || insecure || isLoopback(addr) {
 		return nil
 	}
-	return fmt.Errorf("refusing to listen on %s without a token: it is not a loopback address, so anyone who reaches it could register Workers, submit jobs or deploy subtasks; set CLINK_AUTH_TOKEN (the same value on the Coordinator, the Workers and clients), or pass --insecure to listen without authentication", addr)
+	return fmt.Errorf("refusing to listen on %s without a token: it is not a loopback address, so anyone who reaches it could register Workers, submit jobs or deploy subtasks; set CLINK_AUTH_TOKEN (the same value on the Coordinator, the Workers and clients), use mutual TLS (--tls-cert, --tls-key, --tls-ca), or pass --insecure to listen without authentication", addr)
 }
 
 // CheckBinds is CheckBind for each address of a role (those "" or "off"
