@@ -35,7 +35,7 @@ func cmdCoordinator(args []string) int {
 	var tf tlsFlags
 	tf.register(fs)
 	httpTLS := fs.String("http-tls", "mtls", "with --tls-cert: the HTTP API serves HTTPS requiring a client certificate of --tls-ca (mtls), HTTPS without client certificates (tls: the token authenticates), or plain HTTP (off)")
-	insecure := fs.Bool("insecure", false, "listen on a non-loopback --addr or --http-addr without CLINK_AUTH_TOKEN (anyone who reaches it can register a Worker or submit a job)")
+	insecure := fs.Bool("insecure", false, "listen on a non-loopback --addr or --http-addr without CLINK_AUTH_TOKEN or mutual TLS (anyone who reaches it can register a Worker or submit a job)")
 	maxBody := fs.Int64("max-request-bytes", 4<<20, "largest HTTP request body the API reads (larger: 413)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -164,7 +164,7 @@ func cmdWorker(args []string) int {
 	addr := fs.String("addr", "127.0.0.1:0", "address for control calls and shuffle streams (port 0: any)")
 	slots := fs.Int("slots", 1, "subtasks of each job this Worker runs at once")
 	id := fs.String("id", "", "the Worker's id (default: a random one)")
-	insecure := fs.Bool("insecure", false, "listen on a non-loopback --addr without CLINK_AUTH_TOKEN (anyone who reaches it can deploy subtasks)")
+	insecure := fs.Bool("insecure", false, "listen on a non-loopback --addr without CLINK_AUTH_TOKEN or mutual TLS (anyone who reaches it can deploy subtasks)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
