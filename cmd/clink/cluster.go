@@ -35,7 +35,13 @@ func cmdCoordinator(args []string) int {
 	var tf tlsFlags
 	tf.register(fs)
 	httpTLS := fs.String("http-tls", "mtls", "with --tls-cert: the HTTP API serves HTTPS requiring a client certificate of --tls-ca (mtls), HTTPS without client certificates (tls: the token authenticates), or plain HTTP (off)")
+	insecure := fs.Bool("insecure", false, "listen on a non-loopback --addr or --http-addr without CLINK_AUTH_TOKEN or mutual TLS (anyone who reaches it can register a Worker or submit a job)")
+	maxBody := fs.Int64("max-request-bytes", 4<<20, "largest HTTP request body the API reads (larger: 413)")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *maxBody <= 0 {
+		fmt.Fprintln(os.Stderr, "error: --max-request-bytes must be positive")
 		return 2
 	}
 	if *ckLog <= 0 {
@@ -53,7 +59,8 @@ func cmdCoordinator(args []string) int {
 	c, err := cluster.NewCoordinator(cluster.CoordinatorConfig{FlightAddr: *addr, HTTPAddr: *httpAddr, CheckpointDir: *dir, SavepointDir: *spDir,
 		TLS: tc, HTTPTLS: *httpTLS,
 		Token: os.Getenv("CLINK_AUTH_TOKEN"), Heartbeat: *beat, MaxRestarts: *restarts, RestartDelay: *delay,
-		CheckpointInterval: *interval, CheckpointLogInterval: *ckLog, Connectors: builtin.Registry(), Log: os.Stderr})
+		CheckpointInterval: *interval, CheckpointLogInterval: *ckLog, Connectors: builtin.Registry(), Log: os.Stderr,
+		Insecure: *insecure, MaxBodyBytes: *maxBody})
 	return serve(c, err)
 }
 
@@ -157,6 +164,7 @@ func cmdWorker(args []string) int {
 	addr := fs.String("addr", "127.0.0.1:0", "address for control calls and shuffle streams (port 0: any)")
 	slots := fs.Int("slots", 1, "subtasks of each job this Worker runs at once")
 	id := fs.String("id", "", "the Worker's id (default: a random one)")
+	insecure := fs.Bool("insecure", false, "listen on a non-loopback --addr without CLINK_AUTH_TOKEN or mutual TLS (anyone who reaches it can deploy subtasks)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -165,8 +173,15 @@ func cmdWorker(args []string) int {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 2
 	}
-	w, err := cluster.NewWorker(cluster.WorkerConfig{ID: *id, Coordinator: caddr, Addr: *addr, Slots: *slots, TLS: cflight.TLSOf(coord.opts...),
-		Token: os.Getenv("CLINK_AUTH_TOKEN"), Connectors: builtin.Registry(), Stdout: os.Stdout, Log: os.Stderr})
+	token, tc := os.Getenv("CLINK_AUTH_TOKEN"), cflight.TLSOf(coord.opts...)
+	if tc == nil { // with mutual TLS the certificates authenticate the peers
+		if err := cluster.CheckBinds(os.Stderr, token, *insecure, *addr); err != nil {
+			fmt.Fprintln(os.Stderr, "error:", err)
+			return 1
+		}
+	}
+	w, err := cluster.NewWorker(cluster.WorkerConfig{ID: *id, Coordinator: caddr, Addr: *addr, Slots: *slots, TLS: tc,
+		Token: token, Connectors: builtin.Registry(), Stdout: os.Stdout, Log: os.Stderr})
 	return serve(w, err)
 }
 

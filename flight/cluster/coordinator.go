@@ -46,7 +46,7 @@ type CoordinatorConfig struct {
 	// directory>/savepoints). Checkpoint retention never removes them.
 	SavepointDir string
 	// Token, when set, is required as a bearer token on every call and
-	// HTTP request (CLINK_AUTH_TOKEN).
+	// HTTP request but /healthz and /readyz (CLINK_AUTH_TOKEN).
 	Token string
 	// TLS, when set, is mutual TLS on Flight (Workers and clients must
 	// present a certificate of its CA) and, as HTTPTLS says, on the HTTP
@@ -54,6 +54,12 @@ type CoordinatorConfig struct {
 	// "tls" HTTPS without them, "off" plain HTTP.
 	TLS     *tlsconf.Config
 	HTTPTLS string
+	// Insecure lets the Coordinator listen on a non-loopback address
+	// without a Token (CheckBind); it warns on Log instead.
+	Insecure bool
+	// MaxBodyBytes caps an HTTP request's body (default 4 MiB); a larger
+	// one is answered 413.
+	MaxBodyBytes int64
 	// Heartbeat is the Workers' beat (default 500 ms); MissedBeats of
 	// them missed is a lost Worker (default 3).
 	Heartbeat   time.Duration
@@ -251,6 +257,9 @@ func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 	}
 	if cfg.Log == nil {
 		cfg.Log = os.Stderr
+	}
+	if err := CheckBinds(cfg.Log, cfg.Token, cfg.Insecure, cfg.unauthenticatedAddrs()...); err != nil {
+		return nil, err
 	}
 	srv, err := cflight.NewServer(cfg.FlightAddr, cfg.Token, cflight.WithTLS(cfg.TLS))
 	if err != nil {
