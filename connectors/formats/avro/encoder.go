@@ -9,13 +9,14 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 
+	"github.com/clink-dev/clink/connectors/formats/internal/arrowcol"
 	"github.com/clink-dev/clink/vector"
 )
 
 // encColumn is one column's writer, bound to one record's array so that
 // the row loop only switches on a small integer.
 type encColumn struct {
-	kind     kind
+	kind     arrowcol.Kind
 	nullable bool   // written as the union ["null", T]
 	nulls    []byte // validity bitmap; nil when the array has no nulls
 	off      int    // the array's offset into nulls
@@ -47,7 +48,7 @@ func NewEncoder(schema *arrow.Schema) (*Encoder, error) {
 	}
 	e := &Encoder{schema: schema, cols: make([]encColumn, schema.NumFields())}
 	for c, f := range schema.Fields() {
-		e.cols[c] = encColumn{kind: columnKind(f.Type), nullable: f.Nullable}
+		e.cols[c] = encColumn{kind: arrowcol.KindOf(f.Type), nullable: f.Nullable}
 	}
 	return e, nil
 }
@@ -146,29 +147,29 @@ func (e *Encoder) row(dst []byte, i int) []byte {
 		// A NOT NULL column holding a null (which the planner prevents)
 		// is written with the value its slot holds.
 		switch col.kind {
-		case kInt64, kTsMilli, kTsMicro:
+		case arrowcol.Int64, arrowcol.TimestampMs, arrowcol.TimestampUs:
 			dst = appendLong(dst, col.v8[i])
-		case kFloat64:
+		case arrowcol.Float64:
 			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(col.f8[i]))
-		case kString:
+		case arrowcol.String:
 			s := col.str.Value(i)
 			dst = appendLong(dst, int64(len(s)))
 			dst = append(dst, s...)
-		case kInt32, kDate32:
+		case arrowcol.Int32, arrowcol.Date:
 			dst = appendLong(dst, int64(col.v4[i]))
-		case kInt16:
+		case arrowcol.Int16:
 			dst = appendLong(dst, int64(col.v2[i]))
-		case kInt8:
+		case arrowcol.Int8:
 			dst = appendLong(dst, int64(col.v1[i]))
-		case kFloat32:
+		case arrowcol.Float32:
 			dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(col.f4[i]))
-		case kBool:
+		case arrowcol.Bool:
 			if col.bl.Value(i) {
 				dst = append(dst, 1)
 			} else {
 				dst = append(dst, 0)
 			}
-		case kDecimal:
+		case arrowcol.Decimal:
 			dst = appendDecimal(dst, col.dec[i])
 		}
 	}
