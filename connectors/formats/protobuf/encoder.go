@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/clink-dev/clink/connectors/formats/internal/arrowcol"
 	"github.com/clink-dev/clink/vector"
 )
 
@@ -23,7 +24,7 @@ type encColumn struct {
 	col      int // schema column
 	field    string
 	tag      []byte // the field's tag, encoded
-	kind     kind
+	kind     arrowcol.Kind
 	conv     conv
 	wrapped  bool
 	presence bool // written even when zero
@@ -73,9 +74,9 @@ func NewEncoder(schema *arrow.Schema, md protoreflect.MessageDescriptor) (*Encod
 		switch {
 		case b.conv.isUnsigned():
 			return nil, bad("negative values have no encoding")
-		case b.conv.isInt() && !b.conv.is64() && (b.kind == kInt64 || b.kind == kTimestamp):
+		case b.conv.isInt() && !b.conv.is64() && (b.kind == arrowcol.Int64 || b.kind == arrowcol.TimestampMs):
 			return nil, bad("values may not fit 32 bits")
-		case b.conv == cFloat && b.kind == kFloat64:
+		case b.conv == cFloat && b.kind == arrowcol.Float64:
 			return nil, bad("values would lose precision")
 		}
 		ec := encColumn{
@@ -87,7 +88,7 @@ func NewEncoder(schema *arrow.Schema, md protoreflect.MessageDescriptor) (*Encod
 			wrapped:  b.wrapped,
 			presence: fd.HasPresence(),
 		}
-		if b.kind == kDecimal {
+		if b.kind == arrowcol.Decimal {
 			ec.scale = f.Type.(*arrow.Decimal128Type).Scale
 		}
 		if b.conv == cEnum {
@@ -221,14 +222,14 @@ func (e *Encoder) row(dst []byte, i int) ([]byte, error) {
 // value appends the field of row i.
 func (c *encColumn) value(dst []byte, i int) ([]byte, error) {
 	switch c.kind {
-	case kInt8, kInt16, kInt32, kDate, kInt64, kTimestamp:
+	case arrowcol.Int8, arrowcol.Int16, arrowcol.Int32, arrowcol.Date, arrowcol.Int64, arrowcol.TimestampMs:
 		var v int64
 		switch c.kind {
-		case kInt8:
+		case arrowcol.Int8:
 			v = int64(c.i8[i])
-		case kInt16:
+		case arrowcol.Int16:
 			v = int64(c.i16[i])
-		case kInt32, kDate:
+		case arrowcol.Int32, arrowcol.Date:
 			v = int64(c.i32[i])
 		default:
 			v = c.i64[i]
@@ -272,9 +273,9 @@ func (c *encColumn) value(dst []byte, i int) ([]byte, error) {
 		}
 		return appendInt(dst, c.conv, v), nil
 
-	case kFloat32, kFloat64:
+	case arrowcol.Float32, arrowcol.Float64:
 		var f float64
-		if c.kind == kFloat32 {
+		if c.kind == arrowcol.Float32 {
 			f = float64(c.f32[i])
 		} else {
 			f = c.f64[i]
@@ -300,7 +301,7 @@ func (c *encColumn) value(dst []byte, i int) ([]byte, error) {
 		}
 		return protowire.AppendFixed64(dst, math.Float64bits(f)), nil
 
-	case kBool:
+	case arrowcol.Bool:
 		v := c.bl.Value(i)
 		if !v && !c.presence && !c.wrapped {
 			return dst, nil
@@ -317,7 +318,7 @@ func (c *encColumn) value(dst []byte, i int) ([]byte, error) {
 		}
 		return append(dst, 0), nil
 
-	case kString:
+	case arrowcol.String:
 		s := c.str.Value(i)
 		if c.conv == cEnum {
 			num, ok := c.enumNum[s]
@@ -348,7 +349,7 @@ func (c *encColumn) value(dst []byte, i int) ([]byte, error) {
 		dst = protowire.AppendVarint(dst, uint64(len(s)))
 		return append(dst, s...), nil
 
-	case kDecimal:
+	case arrowcol.Decimal:
 		var buf [48]byte
 		s := appendDecimal(buf[:0], c.dec[i], c.scale)
 		dst = append(dst, c.tag...)
