@@ -8,7 +8,6 @@ import (
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -31,18 +30,7 @@ type encColumn struct {
 	scale    int32
 	enumNum  map[string]int32
 
-	nulls []byte // validity bitmap; nil when the column has no nulls
-	off   int    // the array's offset into nulls
-
-	i8  []int8
-	i16 []int16
-	i32 []int32
-	i64 []int64
-	f32 []float32
-	f64 []float64
-	str *array.String
-	bl  *array.Boolean
-	dec []decimal128.Num
+	arrowcol.Values
 }
 
 // Encoder writes rows as serialized messages of one message type. It is
@@ -114,36 +102,7 @@ func (e *Encoder) bind(rec arrow.RecordBatch) {
 	e.bound = rec
 	for k := range e.cols {
 		ec := &e.cols[k]
-		arr := rec.Column(ec.col)
-		ec.nulls, ec.off = nil, 0
-		if arr.NullN() > 0 {
-			ec.nulls = arr.NullBitmapBytes()
-			ec.off = arr.Data().Offset()
-		}
-		switch a := arr.(type) {
-		case *array.Int8:
-			ec.i8 = a.Int8Values()
-		case *array.Int16:
-			ec.i16 = a.Int16Values()
-		case *array.Int32:
-			ec.i32 = a.Int32Values()
-		case *array.Date32:
-			ec.i32 = arrow.Int32Traits.CastFromBytes(arrow.Date32Traits.CastToBytes(a.Date32Values()))
-		case *array.Int64:
-			ec.i64 = a.Int64Values()
-		case *array.Timestamp:
-			ec.i64 = arrow.Int64Traits.CastFromBytes(arrow.TimestampTraits.CastToBytes(a.TimestampValues()))
-		case *array.Float32:
-			ec.f32 = a.Float32Values()
-		case *array.Float64:
-			ec.f64 = a.Float64Values()
-		case *array.String:
-			ec.str = a
-		case *array.Boolean:
-			ec.bl = a
-		case *array.Decimal128:
-			ec.dec = a.Values()
-		default:
+		if arr := rec.Column(ec.col); !ec.Bind(arr) {
 			panic(fmt.Sprintf("protobuf encoder: column %d is %T, not of the encoder's schema", ec.col, arr))
 		}
 	}
@@ -206,10 +165,8 @@ func (e *Encoder) row(dst []byte, i int) ([]byte, error) {
 	start := len(dst)
 	for k := range e.cols {
 		c := &e.cols[k]
-		if c.nulls != nil {
-			if j := c.off + i; c.nulls[j>>3]&(1<<(j&7)) == 0 {
-				continue
-			}
+		if c.IsNull(i) {
+			continue
 		}
 		var err error
 		if dst, err = c.value(dst, i); err != nil {
@@ -226,13 +183,13 @@ func (c *encColumn) value(dst []byte, i int) ([]byte, error) {
 		var v int64
 		switch c.kind {
 		case arrowcol.Int8:
-			v = int64(c.i8[i])
+			v = int64(c.I8[i])
 		case arrowcol.Int16:
-			v = int64(c.i16[i])
+			v = int64(c.I16[i])
 		case arrowcol.Int32, arrowcol.Date:
-			v = int64(c.i32[i])
+			v = int64(c.I32[i])
 		default:
-			v = c.i64[i]
+			v = c.I64[i]
 		}
 		if c.conv == cTimestamp {
 			sec, ms := v/1000, v%1000
@@ -276,9 +233,9 @@ func (c *encColumn) value(dst []byte, i int) ([]byte, error) {
 	case arrowcol.Float32, arrowcol.Float64:
 		var f float64
 		if c.kind == arrowcol.Float32 {
-			f = float64(c.f32[i])
+			f = float64(c.F32[i])
 		} else {
-			f = c.f64[i]
+			f = c.F64[i]
 		}
 		// Zero is left out only as +0, as proto.Marshal does.
 		zero := f == 0 && !math.Signbit(f)
@@ -302,7 +259,7 @@ func (c *encColumn) value(dst []byte, i int) ([]byte, error) {
 		return protowire.AppendFixed64(dst, math.Float64bits(f)), nil
 
 	case arrowcol.Bool:
-		v := c.bl.Value(i)
+		v := c.Bool.Value(i)
 		if !v && !c.presence && !c.wrapped {
 			return dst, nil
 		}
@@ -319,7 +276,7 @@ func (c *encColumn) value(dst []byte, i int) ([]byte, error) {
 		return append(dst, 0), nil
 
 	case arrowcol.String:
-		s := c.str.Value(i)
+		s := c.Str.Value(i)
 		if c.conv == cEnum {
 			num, ok := c.enumNum[s]
 			if !ok {
@@ -351,7 +308,7 @@ func (c *encColumn) value(dst []byte, i int) ([]byte, error) {
 
 	case arrowcol.Decimal:
 		var buf [48]byte
-		s := appendDecimal(buf[:0], c.dec[i], c.scale)
+		s := appendDecimal(buf[:0], c.Dec[i], c.scale)
 		dst = append(dst, c.tag...)
 		if c.wrapped {
 			dst = protowire.AppendVarint(dst, uint64(1+protowire.SizeBytes(len(s))))
