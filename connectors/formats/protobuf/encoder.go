@@ -3,12 +3,10 @@ package protobuf
 import (
 	"fmt"
 	"math"
-	"math/bits"
 	"sort"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -308,7 +306,7 @@ func (c *encColumn) value(dst []byte, i int) ([]byte, error) {
 
 	case arrowcol.Decimal:
 		var buf [48]byte
-		s := appendDecimal(buf[:0], c.Dec[i], c.scale)
+		s := arrowcol.AppendDecimal(buf[:0], c.Dec[i], c.scale)
 		dst = append(dst, c.tag...)
 		if c.wrapped {
 			dst = protowire.AppendVarint(dst, uint64(1+protowire.SizeBytes(len(s))))
@@ -332,50 +330,4 @@ func appendInt(dst []byte, c conv, v int64) []byte {
 		return protowire.AppendFixed64(dst, uint64(v))
 	}
 	return protowire.AppendVarint(dst, uint64(v))
-}
-
-// appendDecimal appends the unscaled value v with scale digits after the
-// point, as Java's BigDecimal.toPlainString does ("-12.340", "0.05").
-func appendDecimal(dst []byte, v decimal128.Num, scale int32) []byte {
-	neg := v.Sign() < 0
-	if neg {
-		v = v.Negate()
-		dst = append(dst, '-')
-	}
-	// The digits of the 128-bit magnitude, 19 at a time.
-	hi, lo := uint64(v.HighBits()), v.LowBits()
-	const chunk = 10_000_000_000_000_000_000
-	var parts [3]uint64
-	n := 0
-	for hi != 0 || lo != 0 || n == 0 {
-		var r uint64
-		hi, r = hi/chunk, hi%chunk
-		lo, r = bits.Div64(r, lo, chunk)
-		parts[n] = r
-		n++
-	}
-	var digits [40]byte
-	d := strconv.AppendUint(digits[:0], parts[n-1], 10)
-	for k := n - 2; k >= 0; k-- {
-		var pad [19]byte
-		s := strconv.AppendUint(pad[:0], parts[k], 10)
-		for z := len(s); z < 19; z++ {
-			d = append(d, '0')
-		}
-		d = append(d, s...)
-	}
-	sc := int(scale)
-	if sc == 0 {
-		return append(dst, d...)
-	}
-	if len(d) <= sc {
-		dst = append(dst, '0', '.')
-		for z := len(d); z < sc; z++ {
-			dst = append(dst, '0')
-		}
-		return append(dst, d...)
-	}
-	dst = append(dst, d[:len(d)-sc]...)
-	dst = append(dst, '.')
-	return append(dst, d[len(d)-sc:]...)
 }
