@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	hamba "github.com/hamba/avro/v2"
@@ -61,17 +59,11 @@ func RunFormats(ctx context.Context, cfg FormatsConfig) (FormatsResult, error) {
 		return res, err
 	}
 	defer stop()
-	srv, err := registry.NewServer(registry.Options{})
+	srv, url, err := registry.StartLocal(registry.Options{})
 	if err != nil {
 		return res, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return res, err
-	}
-	go srv.Serve(ln)
 	defer srv.Close()
-	url := "http://" + ln.Addr().String()
 	sr, err := registry.NewClient(url, registry.ClientOptions{})
 	if err != nil {
 		return res, err
@@ -164,16 +156,7 @@ CREATE TABLE sink (%s) WITH ('connector' = 'blackhole');
 %s;`, addr, format, opts, sinkCols, query)
 	}
 	median := func(label string, args ...string) (Measure, error) {
-		var ms []Measure
-		for i := 0; i < max(cfg.Runs, 1); i++ {
-			m, err := RunProcess(ctx, label, res.Events, cfg.Self, args...)
-			if err != nil {
-				return m, err
-			}
-			ms = append(ms, m)
-		}
-		sort.Slice(ms, func(i, j int) bool { return ms[i].CPU < ms[j].CPU })
-		return ms[len(ms)/2], nil
+		return RunProcessMedian(ctx, cfg.Runs, label, res.Events, cfg.Self, args...)
 	}
 	sensorCols := "sensor_id STRING, window_start BIGINT, window_end BIGINT, readings BIGINT, avg_temp DOUBLE, min_temp DOUBLE, max_temp DOUBLE"
 	for _, format := range res.Formats {

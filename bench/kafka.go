@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"syscall"
 	"time"
@@ -96,16 +95,7 @@ func RunKafka(ctx context.Context, cfg KafkaConfig) (KafkaResult, error) {
 	fmt.Fprintf(cfg.Log, "preloaded %d records into readings (%d partitions, keyed by sensor_id) on %s in %s\n", n, cfg.Partitions, addr, time.Since(start).Round(time.Millisecond))
 
 	median := func(label string, args ...string) (Measure, error) {
-		var ms []Measure
-		for i := 0; i < max(cfg.Runs, 1); i++ {
-			m, err := RunProcess(ctx, label, res.Events, cfg.Self, args...)
-			if err != nil {
-				return m, err
-			}
-			ms = append(ms, m)
-		}
-		sort.Slice(ms, func(i, j int) bool { return ms[i].CPU < ms[j].CPU })
-		return ms[len(ms)/2], nil
+		return RunProcessMedian(ctx, cfg.Runs, label, res.Events, cfg.Self, args...)
 	}
 	// Interleave the kinds so that a change of machine load hits all.
 	if res.Bare, err = median("franz-go consume loop (bare)", "kafka", "consume", "--brokers", addr, "--topic", "readings", "--from-beginning", "--to-end", "--count"); err != nil {

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"syscall"
 	"time"
@@ -86,6 +87,26 @@ func WriteSensors(path string, n int64, sensors int) (workload.Config, error) {
 		return c, err
 	}
 	return c, f.Close()
+}
+
+// RunProcessMedian runs RunProcess runs times (at least once) and returns
+// the run of median CPU.
+func RunProcessMedian(ctx context.Context, runs int, label string, events int64, name string, args ...string) (Measure, error) {
+	var ms []Measure
+	for i := 0; i < max(runs, 1); i++ {
+		m, err := RunProcess(ctx, label, events, name, args...)
+		if err != nil {
+			return m, err
+		}
+		ms = append(ms, m)
+	}
+	return MedianByCPU(ms), nil
+}
+
+// MedianByCPU is the measure of median CPU (ms is sorted in place).
+func MedianByCPU(ms []Measure) Measure {
+	sort.Slice(ms, func(i, j int) bool { return ms[i].CPU < ms[j].CPU })
+	return ms[len(ms)/2]
 }
 
 // RunProcess runs a command, timing the first line of its stdout and

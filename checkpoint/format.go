@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 )
 
 // FormatVersion is the snapshot layout this package writes and the only one
@@ -417,7 +418,106 @@ func checkOperatorName(op string) error {
 
 // checkRecord enforces the row invariants of docs/state-format.md on one
 // record whose fields match l's schema. It reports the first bad row.
+// Records that hold (every record an operator writes) are checked run of
+// slot by run over the raw buffers; a record that fails that is checked
+// again row by row, to name its first bad row.
 func (l *layout) checkRecord(rec arrow.RecordBatch, maxParallelism int) error {
+	if l.recordHolds(rec, maxParallelism) {
+		return nil
+	}
+	return l.checkRows(rec, maxParallelism)
+}
+
+// validIn counts the valid (non-null) values of a in rows [start, end),
+// from its validity bitmap (not NullN, which caches its count in the
+// array: a write, racing with other readers of a shared batch).
+func validIn(a arrow.Array, start, end int) int {
+	bm := a.NullBitmapBytes()
+	if bm == nil {
+		if a.DataType().ID() == arrow.NULL {
+			return 0
+		}
+		return end - start
+	}
+	return bitutil.CountSetBits(bm, a.Data().Offset()+start, end-start)
+}
+
+// recordHolds is checkRows' fast path: whether every row of rec holds,
+// decided per run of one slot with tight loops over the key groups and
+// windows and bitmap counts for nulls. False means "check row by row",
+// not necessarily a bad row.
+func (l *layout) recordHolds(rec arrow.RecordBatch, maxParallelism int) bool {
+	slot, ok1 := rec.Column(0).(*array.String)
+	kg, ok2 := rec.Column(1).(*array.Int32)
+	key, ok3 := rec.Column(2).(*array.String)
+	ws, ok4 := rec.Column(3).(*array.Int64)
+	we, ok5 := rec.Column(4).(*array.Int64)
+	n := int(rec.NumRows())
+	if !(ok1 && ok2 && ok3 && ok4 && ok5) || validIn(slot, 0, n) != n || validIn(kg, 0, n) != n {
+		return false
+	}
+	kgv := kg.Int32Values()
+	wsv, wev := ws.Int64Values(), we.Int64Values()
+	for start := 0; start < n; {
+		name := slot.Value(start)
+		si, ok := l.index[name]
+		if !ok {
+			return false
+		}
+		end := start + 1
+		for end < n && slot.Value(end) == name {
+			end++
+		}
+		lo, hi := int32(0), int32(maxParallelism-1)
+		switch {
+		case l.delta && si == len(l.slots)-1: // tombstones
+			lo = RawKeyGroup
+		case l.slots[si].Raw:
+			lo, hi = RawKeyGroup, RawKeyGroup
+			if validIn(key, start, end) != 0 || validIn(ws, start, end) != 0 {
+				return false
+			}
+		default:
+			if validIn(key, start, end) != end-start {
+				return false
+			}
+		}
+		for _, g := range kgv[start:end] {
+			if g < lo || g > hi {
+				return false
+			}
+		}
+		switch wsValid, weValid := validIn(ws, start, end), validIn(we, start, end); {
+		case wsValid == 0 && weValid == 0:
+		case wsValid == end-start && weValid == end-start:
+			we := wev[start:end]
+			for i, s := range wsv[start:end] {
+				if s >= we[i] {
+					return false
+				}
+			}
+		default: // windowed and unwindowed rows mixed
+			sb, eb := ws.NullBitmapBytes(), we.NullBitmapBytes()
+			so, eo := ws.Data().Offset(), we.Data().Offset()
+			for i := start; i < end; i++ {
+				sv, ev := sb == nil || bitutil.BitIsSet(sb, so+i), eb == nil || bitutil.BitIsSet(eb, eo+i)
+				if sv != ev || sv && wsv[i] >= wev[i] {
+					return false
+				}
+			}
+		}
+		for _, c := range l.foreign[si] {
+			if validIn(rec.Column(c), start, end) != 0 {
+				return false
+			}
+		}
+		start = end
+	}
+	return true
+}
+
+// checkRows is checkRecord row by row.
+func (l *layout) checkRows(rec arrow.RecordBatch, maxParallelism int) error {
 	slot, ok1 := rec.Column(0).(*array.String)
 	kg, ok2 := rec.Column(1).(*array.Int32)
 	key, ok3 := rec.Column(2).(*array.String)

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/clink-dev/clink/vector"
 )
 
 // Compression selects how part files compress their Arrow buffers.
@@ -40,7 +42,7 @@ type Options struct {
 	MaxParallelism int
 	// Compression of part files (default LZ4).
 	Compression Compression
-	// Allocator for writing (default memory.DefaultAllocator).
+	// Allocator for writing (default: a vector.Pool recycling up to 64 MiB).
 	Allocator memory.Allocator
 }
 
@@ -68,7 +70,11 @@ func NewStore(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("checkpoint: unknown compression %d", opts.Compression)
 	}
 	if opts.Allocator == nil {
-		opts.Allocator = memory.DefaultAllocator
+		// The IPC writer's compressed bodies and the parts' own columns
+		// are allocated and freed at every checkpoint: recycling them
+		// saves the garbage collector and the runtime's zeroing of fresh
+		// pages (~15 % of a full snapshot's CPU at 1 M groups).
+		opts.Allocator = vector.NewPool(memory.DefaultAllocator, 64<<20)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)

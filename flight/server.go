@@ -3,21 +3,25 @@ package flight
 import (
 	"context"
 	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/clink-dev/clink/engine"
+	"github.com/clink-dev/clink/flight/tlsconf"
 )
 
 // ActionFunc handles one Flight action: the request body in, the result
@@ -48,11 +52,37 @@ type inbound struct {
 // than the sending one, or never when the attempt was replaced).
 var AcceptWait = 30 * time.Second
 
+// Option configures NewServer and Dial.
+type Option func(*options)
+
+type options struct {
+	tls *tlsconf.Config
+}
+
+// WithTLS makes NewServer serve mutual TLS (a client without a
+// certificate signed by the CA is refused at the handshake) and Dial
+// connect with it (verifying the server, presenting this process's
+// certificate). A nil c is no TLS.
+func WithTLS(c *tlsconf.Config) Option { return func(o *options) { o.tls = c } }
+
+// TLSOf is the configuration WithTLS gave in opts, or nil.
+func TLSOf(opts ...Option) *tlsconf.Config {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
+	return o.tls
+}
+
 // NewServer listens on addr ("127.0.0.1:0" picks a port). With a token,
-// every call must carry it as a bearer token.
-func NewServer(addr, token string) (*Server, error) {
+// every call must carry it as a bearer token; with WithTLS, it serves
+// mutual TLS only.
+func NewServer(addr, token string, o ...Option) (*Server, error) {
 	s := &Server{token: token, actions: map[string]ActionFunc{}, inbound: map[EdgeKey]*inbound{}, waiters: map[EdgeKey]chan struct{}{}}
 	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(256 << 20)}
+	if tc := TLSOf(o...); tc != nil {
+		opts = append(opts, grpc.Creds(&tlsCreds{TransportCredentials: credentials.NewTLS(tc.Server("h2")), tc: tc}))
+	}
 	if token != "" {
 		opts = append(opts, grpc.UnaryInterceptor(s.authUnary), grpc.StreamInterceptor(s.authStream))
 	}
@@ -215,13 +245,22 @@ func (t tokenCreds) GetRequestMetadata(context.Context, ...string) (map[string]s
 }
 func (tokenCreds) RequireTransportSecurity() bool { return false }
 
-// Dial connects a Flight client to addr, with the bearer token when set.
+// Dial connects a Flight client to addr, with the bearer token when set,
+// over mutual TLS with WithTLS. A call that fails at the TLS handshake
+// says so (its code stays Unavailable).
 // Its Close may run while other goroutines call through it: their calls
 // fail (codes.Canceled). (arrow-go's own Close clears the client's
 // service, so a call racing with it dereferences nil.)
-func Dial(addr, token string) (flight.Client, error) {
-	opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256 << 20))}
+func Dial(addr, token string, o ...Option) (flight.Client, error) {
+	tc := TLSOf(o...)
+	var creds credentials.TransportCredentials = insecure.NewCredentials()
+	if tc != nil {
+		creds = &tlsCreds{TransportCredentials: credentials.NewTLS(tc.Client("")), tc: tc}
+	}
+	ex := explainer{tls: tc != nil}
+	opts := []grpc.DialOption{grpc.WithTransportCredentials(creds),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256 << 20)),
+		grpc.WithChainUnaryInterceptor(ex.unary), grpc.WithChainStreamInterceptor(ex.stream)}
 	if token != "" {
 		opts = append(opts, grpc.WithPerRPCCredentials(tokenCreds(token)))
 	}
@@ -230,6 +269,136 @@ func Dial(addr, token string) (flight.Client, error) {
 		return nil, err
 	}
 	return &client{Client: flight.NewClientFromConn(conn, nil), conn: conn}, nil
+}
+
+// tlsCreds are gRPC's TLS credentials made afresh from the current
+// files for each client handshake (so a long-lived client follows a new
+// CA as well as a new certificate), and logging refused server
+// handshakes.
+type tlsCreds struct {
+	credentials.TransportCredentials
+	tc *tlsconf.Config
+	// refused limits the log of refused handshakes to a line per remote
+	// host per refusedEvery (a clear-text Worker retries twice a second).
+	mu      sync.Mutex
+	refused map[string]time.Time
+}
+
+const refusedEvery = time.Minute
+
+// ClientHandshake also waits, under TLS 1.3, for the server's first
+// bytes (gRPC servers send their settings at once): a 1.3 server checks
+// the client's certificate after the client's side of the handshake
+// completed, so its refusal (an alert) would otherwise surface as a
+// broken pipe on the first write.
+func (c *tlsCreds) ClientHandshake(ctx context.Context, authority string, raw net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	conn, info, err := credentials.NewTLS(c.tc.Client("")).ClientHandshake(ctx, authority, raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ti, ok := info.(credentials.TLSInfo); !ok || ti.State.Version != tls.VersionTLS13 {
+		return conn, info, nil
+	}
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(20 * time.Second)
+	}
+	conn.SetReadDeadline(deadline)
+	buf := make([]byte, 1)
+	n, err := conn.Read(buf)
+	conn.SetReadDeadline(time.Time{})
+	if err != nil {
+		conn.Close()
+		return nil, nil, fmt.Errorf("TLS handshake with %s: %w", authority, err)
+	}
+	return &peekedConn{Conn: conn, buf: buf[:n]}, info, nil
+}
+
+// peekedConn replays the bytes ClientHandshake read.
+type peekedConn struct {
+	net.Conn
+	buf []byte
+}
+
+func (c *peekedConn) Read(p []byte) (int, error) {
+	if len(c.buf) > 0 {
+		n := copy(p, c.buf)
+		c.buf = c.buf[n:]
+		return n, nil
+	}
+	return c.Conn.Read(p)
+}
+
+func (c *tlsCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	conn, info, err := c.TransportCredentials.ServerHandshake(raw)
+	if err != nil {
+		host, _, _ := net.SplitHostPort(raw.RemoteAddr().String())
+		c.mu.Lock()
+		last, ok := c.refused[host]
+		if !ok || time.Since(last) >= refusedEvery {
+			if c.refused == nil {
+				c.refused = map[string]time.Time{}
+			}
+			c.refused[host] = time.Now()
+			ok = false
+		}
+		c.mu.Unlock()
+		if !ok {
+			c.tc.Logf("flight: TLS handshake from %s refused: %v (logged once a minute per host)", raw.RemoteAddr(), err)
+		}
+	}
+	return conn, info, err
+}
+
+func (c *tlsCreds) Clone() credentials.TransportCredentials {
+	return &tlsCreds{TransportCredentials: c.TransportCredentials.Clone(), tc: c.tc}
+}
+
+// explainer rewrites the transport errors of a failed TLS handshake (or
+// of a clear-text call to a TLS server) to say what they are: gRPC's own
+// ("connection error: desc = ... remote error: tls: certificate
+// required") reads like a network fault.
+type explainer struct{ tls bool }
+
+func (e explainer) explain(err error) error {
+	st, ok := status.FromError(err)
+	if !ok || st.Code() != codes.Unavailable {
+		return err
+	}
+	msg := st.Message()
+	switch {
+	case e.tls && (strings.Contains(msg, "tls:") || strings.Contains(msg, "x509:") || strings.Contains(msg, "certificate")):
+		return status.Errorf(codes.Unavailable, "TLS handshake failed, a certificate problem (check --tls-cert, --tls-key and --tls-ca: both sides' certificates must be signed by the CA, and the server's must name the address dialed, or give --tls-server-name): %s", msg)
+	case !e.tls && (strings.Contains(msg, "server preface") || strings.Contains(msg, "frame too large") || strings.Contains(msg, "tls:")):
+		return status.Errorf(codes.Unavailable, "%s (does the server require TLS? give --tls-cert, --tls-key and --tls-ca)", msg)
+	}
+	return err
+}
+
+func (e explainer) unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	return e.explain(invoker(ctx, method, req, reply, cc, opts...))
+}
+
+func (e explainer) stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	s, err := streamer(ctx, desc, cc, method, opts...)
+	if err != nil {
+		return nil, e.explain(err)
+	}
+	return explainedStream{s, e}, nil
+}
+
+type explainedStream struct {
+	grpc.ClientStream
+	e explainer
+}
+
+func (s explainedStream) SendMsg(m any) error { return s.e.explain(s.ClientStream.SendMsg(m)) }
+func (s explainedStream) RecvMsg(m any) error { return s.e.explain(s.ClientStream.RecvMsg(m)) }
+
+// TLSError reports whether err is a failed TLS handshake (as Dial's
+// calls report it).
+func TLSError(err error) bool {
+	return status.Code(err) == codes.Unavailable && strings.HasPrefix(status.Convert(err).Message(), "TLS handshake failed")
 }
 
 // client is a flight.Client whose Close only closes its connection.
@@ -244,6 +413,13 @@ func (c *client) Close() error { return c.conn.Close() }
 // (its process is gone or not listening).
 func Unreachable(err error) bool {
 	return status.Code(err) == codes.Unavailable
+}
+
+// NotFlight reports whether err says an HTTP server that is not gRPC
+// answered (the Coordinator's HTTPS API speaks HTTP/2 too, and answers a
+// Flight call 404).
+func NotFlight(err error) bool {
+	return status.Code(err) == codes.Unimplemented && strings.Contains(status.Convert(err).Message(), "unexpected HTTP status code")
 }
 
 // Call runs action name on the server behind cl and returns its result.

@@ -317,10 +317,7 @@ func RunSuite(ctx context.Context, cfg Config) ([]Result, error) {
 	return results, nil
 }
 
-func median(ms []bench.Measure) bench.Measure {
-	sort.Slice(ms, func(i, j int) bool { return ms[i].CPU < ms[j].CPU })
-	return ms[len(ms)/2]
-}
+func median(ms []bench.Measure) bench.Measure { return bench.MedianByCPU(ms) }
 
 var rowsReadRE = regexp.MustCompile(`job finished: (\d+) rows read`)
 

@@ -57,10 +57,7 @@ func benchCheckpoint(n int64, sizes []int, runs, groups int, changed float64) er
 		return err
 	}
 	defer os.RemoveAll(dir)
-	median := func(ms []bench.Measure) bench.Measure {
-		sort.Slice(ms, func(i, j int) bool { return ms[i].CPU < ms[j].CPU })
-		return ms[len(ms)/2]
-	}
+	median := bench.MedianByCPU
 	fmt.Printf("checkpoint benchmark: sensors job, %d readings, file -> blackhole, checkpoint every 1 s vs none, median CPU of %d runs each\n\n", n, runs)
 	fmt.Printf("%-9s %10s %10s %9s %7s %7s %9s %9s %9s %10s %10s\n", "sensors", "CPU none", "CPU ckpt", "overhead", "ckpts", "deltas", "pause p50", "pause p99", "pause max", "RSS none", "RSS ckpt")
 	rss := map[int]int64{} // peak RSS without checkpoints, by sensors

@@ -20,20 +20,12 @@ func cmdBenchFormats(args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	self, err := os.Executable()
+	self, cleanup, err := benchSetup(dir, "clink-bench-formats-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 1
 	}
-	if *dir == "" {
-		d, err := os.MkdirTemp("", "clink-bench-formats-")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "error:", err)
-			return 1
-		}
-		defer os.RemoveAll(d)
-		*dir = d
-	}
+	defer cleanup()
 	res, err := bench.RunFormats(context.Background(), bench.FormatsConfig{Self: self, Readings: *n, Sensors: *sensors, Runs: *runs, Dir: *dir, Log: os.Stderr})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)

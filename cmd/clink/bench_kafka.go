@@ -19,20 +19,12 @@ func cmdBenchKafka(args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	self, err := os.Executable()
+	self, cleanup, err := benchSetup(dir, "clink-bench-kafka-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 1
 	}
-	if *dir == "" {
-		d, err := os.MkdirTemp("", "clink-bench-kafka-")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "error:", err)
-			return 1
-		}
-		defer os.RemoveAll(d)
-		*dir = d
-	}
+	defer cleanup()
 	res, err := bench.RunKafka(context.Background(), bench.KafkaConfig{
 		Self: self, Readings: *n, Sensors: *sensors, Partitions: *partitions, Runs: *runs, Dir: *dir, Log: os.Stderr,
 	})
@@ -42,4 +34,22 @@ func cmdBenchKafka(args []string) int {
 	}
 	bench.FormatKafka(os.Stdout, res, *sensors, *partitions)
 	return 0
+}
+
+// benchSetup returns this executable (the benchmarks run it as child
+// processes) and, when *dir is empty, points it at a new temporary
+// directory that cleanup removes.
+func benchSetup(dir *string, prefix string) (self string, cleanup func(), err error) {
+	if self, err = os.Executable(); err != nil {
+		return "", nil, err
+	}
+	cleanup = func() {}
+	if *dir == "" {
+		d, err := os.MkdirTemp("", prefix)
+		if err != nil {
+			return "", nil, err
+		}
+		*dir, cleanup = d, func() { os.RemoveAll(d) }
+	}
+	return self, cleanup, nil
 }

@@ -14,7 +14,9 @@ import (
 
 	"github.com/clink-dev/clink/bench/clusterbench"
 	"github.com/clink-dev/clink/connectors/builtin"
+	cflight "github.com/clink-dev/clink/flight"
 	"github.com/clink-dev/clink/flight/cluster"
+	"github.com/clink-dev/clink/flight/tlsconf"
 )
 
 // The cluster's roles run in this binary: `clink coordinator`, `clink
@@ -35,36 +37,94 @@ func cmdCoordinator(args []string) int {
 	haID := fs.String("ha-id", "", "this Coordinator's name in the lease (default: its Flight address and a random suffix)")
 	leaseTTL := fs.Duration("lease", 5*time.Second, "with --ha-dir: how long a leader lease lasts unrenewed")
 	leaseRenew := fs.Duration("lease-renew", time.Second, "with --ha-dir: how often the leader renews the lease and standbys look at it")
+	var tf tlsFlags
+	tf.register(fs)
+	httpTLS := fs.String("http-tls", "mtls", "with --tls-cert: the HTTP API serves HTTPS requiring a client certificate of --tls-ca (mtls), HTTPS without client certificates (tls: the token authenticates), or plain HTTP (off)")
+	insecure := fs.Bool("insecure", false, "listen on a non-loopback --addr or --http-addr without CLINK_AUTH_TOKEN or mutual TLS (anyone who reaches it can register a Worker or submit a job)")
+	maxBody := fs.Int64("max-request-bytes", 4<<20, "largest HTTP request body the API reads (larger: 413)")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *maxBody <= 0 {
+		fmt.Fprintln(os.Stderr, "error: --max-request-bytes must be positive")
 		return 2
 	}
 	if *ckLog <= 0 {
 		*ckLog = -1 // every checkpoint
 	}
+	if *httpTLS != "mtls" && *httpTLS != "tls" && *httpTLS != "off" {
+		fmt.Fprintf(os.Stderr, "error: --http-tls %q: want mtls, tls or off\n", *httpTLS)
+		return 2
+	}
+	tc, err := tf.load("coordinator")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 2
+	}
 	c, err := cluster.NewCoordinator(cluster.CoordinatorConfig{FlightAddr: *addr, HTTPAddr: *httpAddr, CheckpointDir: *dir, SavepointDir: *spDir,
+		TLS: tc, HTTPTLS: *httpTLS,
 		Token: os.Getenv("CLINK_AUTH_TOKEN"), Heartbeat: *beat, MaxRestarts: *restarts, RestartDelay: *delay,
 		CheckpointInterval: *interval, CheckpointLogInterval: *ckLog, Connectors: builtin.Registry(), Log: os.Stderr,
-		HADir: *haDir, HAID: *haID, LeaseTTL: *leaseTTL, LeaseRenew: *leaseRenew})
+		HADir: *haDir, HAID: *haID, LeaseTTL: *leaseTTL, LeaseRenew: *leaseRenew,
+		Insecure: *insecure, MaxBodyBytes: *maxBody})
 	return serve(c, err)
+}
+
+// tlsFlags are --tls-cert, --tls-key, --tls-ca (mutual TLS with the
+// cluster's other processes) and --tls-server-name, defaulting to
+// CLINK_TLS_CERT, CLINK_TLS_KEY, CLINK_TLS_CA and CLINK_TLS_SERVER_NAME.
+type tlsFlags struct{ cert, key, ca, serverName string }
+
+func (f *tlsFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.cert, "tls-cert", os.Getenv("CLINK_TLS_CERT"), "PEM certificate (chain) of this process for mutual TLS with the cluster (with --tls-key and --tls-ca; reloaded when the file changes; env CLINK_TLS_CERT)")
+	fs.StringVar(&f.key, "tls-key", os.Getenv("CLINK_TLS_KEY"), "PEM private key of --tls-cert (env CLINK_TLS_KEY)")
+	fs.StringVar(&f.ca, "tls-ca", os.Getenv("CLINK_TLS_CA"), "PEM CA certificates peers' certificates must chain to (env CLINK_TLS_CA)")
+	fs.StringVar(&f.serverName, "tls-server-name", os.Getenv("CLINK_TLS_SERVER_NAME"), "verify servers' certificates for this name instead of the host dialed (env CLINK_TLS_SERVER_NAME)")
+}
+
+// load is the flags' TLS configuration (nil without files); role
+// prefixes its log lines.
+func (f *tlsFlags) load(role string) (*tlsconf.Config, error) {
+	return tlsconf.Load(tlsconf.Options{CertFile: f.cert, KeyFile: f.key, CAFile: f.ca, ServerName: f.serverName,
+		Logf: func(format string, args ...any) {
+			fmt.Fprintf(os.Stderr, time.Now().UTC().Format("2006-01-02T15:04:05.000Z")+" "+role+": "+format+"\n", args...)
+		}})
 }
 
 // coordinatorFlags are --coordinator HOST:PORT and its Flink-style
 // spelling --coordinator-host H --coordinator-port P (either alone: host
-// 127.0.0.1, port 6123).
+// 127.0.0.1, port 6123), and the TLS flags to reach it with.
 type coordinatorFlags struct {
 	addr, host string
 	port       int
+	tls        tlsFlags
+	// opts are the Flight options of the TLS flags, set by address.
+	opts []cflight.Option
 }
 
 func (f *coordinatorFlags) register(fs *flag.FlagSet, addrDefault, usage string) {
 	fs.StringVar(&f.addr, "coordinator", addrDefault, usage)
 	fs.StringVar(&f.host, "coordinator-host", "", "the Coordinator's host, with or instead of --coordinator-port (default 127.0.0.1)")
 	fs.IntVar(&f.port, "coordinator-port", 0, "the Coordinator's port, with or instead of --coordinator-host (default 6123)")
+	f.tls.register(fs)
 }
 
 // address is the Coordinator's address the flags give ("" when none
-// does).
+// does); with one, it loads the TLS flags into f.opts.
 func (f *coordinatorFlags) address(fs *flag.FlagSet) (string, error) {
+	addr, err := f.hostPort(fs)
+	if err != nil || addr == "" {
+		return addr, err
+	}
+	tc, err := f.tls.load("clink")
+	if err != nil {
+		return "", err
+	}
+	f.opts = []cflight.Option{cflight.WithTLS(tc)}
+	return addr, nil
+}
+
+func (f *coordinatorFlags) hostPort(fs *flag.FlagSet) (string, error) {
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	if !set["coordinator-host"] && !set["coordinator-port"] {
@@ -114,6 +174,7 @@ func cmdWorker(args []string) int {
 	haDir := fs.String("ha-dir", "", "the Coordinators' --ha-dir, if this Worker sees it: the leader's address is read there")
 	fence := fs.Duration("fence-timeout", 0, "cancel the tasks when no leader answered for this long (default: 3 heartbeats + 5s)")
 	httpAddr := fs.String("http-addr", "127.0.0.1:0", "/metrics, /healthz and /readyz (port 0: any, logged; off: none)")
+	insecure := fs.Bool("insecure", false, "listen on a non-loopback --addr without CLINK_AUTH_TOKEN or mutual TLS (anyone who reaches it can deploy subtasks)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -137,8 +198,15 @@ func cmdWorker(args []string) int {
 			caddr = ""
 		}
 	}
-	w, err := cluster.NewWorker(cluster.WorkerConfig{ID: *id, Coordinator: caddr, Coordinators: list, HADir: *haDir, FenceTimeout: *fence, HTTPAddr: *httpAddr, Addr: *addr, Slots: *slots,
-		Token: os.Getenv("CLINK_AUTH_TOKEN"), Connectors: builtin.Registry(), Stdout: os.Stdout, Log: os.Stderr})
+	token, tc := os.Getenv("CLINK_AUTH_TOKEN"), cflight.TLSOf(coord.opts...)
+	if tc == nil { // with mutual TLS the certificates authenticate the peers
+		if err := cluster.CheckBinds(os.Stderr, token, *insecure, *addr); err != nil {
+			fmt.Fprintln(os.Stderr, "error:", err)
+			return 1
+		}
+	}
+	w, err := cluster.NewWorker(cluster.WorkerConfig{ID: *id, Coordinator: caddr, Coordinators: list, HADir: *haDir, FenceTimeout: *fence, HTTPAddr: *httpAddr,
+		Addr: *addr, Slots: *slots, TLS: tc, Token: token, Connectors: builtin.Registry(), Stdout: os.Stdout, Log: os.Stderr})
 	return serve(w, err)
 }
 

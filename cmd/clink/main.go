@@ -25,8 +25,9 @@ usage:
                                     savepoint of a cluster job (it runs on; prints the path)
   clink stop JOB_ID [--coordinator HOST:PORT] [--dir DIR]
                                     stop a cluster job with a savepoint (prints the path)
-  clink coordinator [--checkpoint-dir D] [--savepoint-dir D] [--addr :6123] [--http-addr :8081]
-  clink worker --coordinator HOST:PORT --slots N
+  clink coordinator [--checkpoint-dir D] [--savepoint-dir D] [--addr 127.0.0.1:6123] [--http-addr 127.0.0.1:8081]
+        [--tls-cert F --tls-key F --tls-ca F] [--insecure]   (another address needs CLINK_AUTH_TOKEN or mTLS)
+  clink worker --coordinator HOST:PORT --slots N [--tls-cert F --tls-key F --tls-ca F]
   clink explain [--format=text|json|binary] FILE.sql | -e "SQL"
   clink bench sensors [flags]       measure the sensor pipeline
   clink kafka serve|create-topic|produce|consume   dev broker and Kafka client tools

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,17 +41,11 @@ func registrySIGKILL(t *testing.T, format string) {
 	bin := build(t)
 	dir := t.TempDir()
 	addr := serveBroker(t, bin, "--topic", "readings:2", "--topic", "windows:1")
-	srv, err := registry.NewServer(registry.Options{})
+	srv, url, err := registry.StartLocal(registry.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
 	defer srv.Close()
-	url := "http://" + ln.Addr().String()
 	sr, err := registry.NewClient(url, registry.ClientOptions{})
 	if err != nil {
 		t.Fatal(err)

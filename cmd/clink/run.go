@@ -22,6 +22,7 @@ import (
 	"github.com/clink-dev/clink/connectors"
 	"github.com/clink-dev/clink/connectors/builtin"
 	"github.com/clink-dev/clink/engine"
+	cflight "github.com/clink-dev/clink/flight"
 	"github.com/clink-dev/clink/flight/cluster"
 	"github.com/clink-dev/clink/kernels"
 	"github.com/clink-dev/clink/substrait"
@@ -135,7 +136,7 @@ func cmdRun(args []string) int {
 		return 2
 	}
 	if coordinator != "" {
-		return submit(ctx, coordinator, plan, cko.job, set, *parallelism, &cko)
+		return submit(ctx, coordinator, plan, cko.job, set, *parallelism, &cko, coord.opts...)
 	}
 	stats, err := executeWith(ctx, plan, reg, connectors.Runtime{BatchSize: *batch, Linger: *linger, Stdout: os.Stdout, Stderr: os.Stderr, Parallelism: *parallelism}, &cko)
 	if err != nil && !(errors.Is(err, context.Canceled) && ctx.Err() != nil) {
@@ -266,7 +267,7 @@ func cmdExplain(args []string) int {
 
 // submit sends the plan to a Coordinator and prints the job id and its
 // guarantee.
-func submit(ctx context.Context, addr string, plan *pb.Plan, name string, set map[string]bool, parallelism int, cko *checkpointFlags) int {
+func submit(ctx context.Context, addr string, plan *pb.Plan, name string, set map[string]bool, parallelism int, cko *checkpointFlags, opts ...cflight.Option) int {
 	for _, f := range []string{"batch-size", "linger", "cpuprofile"} {
 		if set[f] {
 			fmt.Fprintf(os.Stderr, "error: --%s is not supported with --coordinator\n", f)
@@ -321,7 +322,7 @@ func submit(ctx context.Context, addr string, plan *pb.Plan, name string, set ma
 	if set["parallelism"] {
 		req.Parallelism = parallelism
 	}
-	resp, err := cluster.Submit(ctx, addr, os.Getenv("CLINK_AUTH_TOKEN"), req)
+	resp, err := cluster.Submit(ctx, addr, os.Getenv("CLINK_AUTH_TOKEN"), req, opts...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 1

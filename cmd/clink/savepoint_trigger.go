@@ -52,7 +52,7 @@ func savepointCmd(name string, args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	resp, err := cluster.TriggerSavepoint(ctx, addr, os.Getenv("CLINK_AUTH_TOKEN"), req)
+	resp, err := cluster.TriggerSavepoint(ctx, addr, os.Getenv("CLINK_AUTH_TOKEN"), req, coord.opts...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 1

@@ -157,9 +157,10 @@ func TestOptionErrors(t *testing.T) {
 	}
 }
 
-// TestSourceBadRecordContract: a NULL or missing event time, invalid UTF-8
-// and a byte-order mark are bad records under every on_error mode, named
-// by topic/partition/offset and field.
+// TestSourceBadRecordContract: a NULL or missing event time, invalid
+// UTF-8, a byte-order mark, a truncated record and a value out of its
+// column's range are bad records under every on_error mode, named by
+// topic/partition/offset and field.
 func TestSourceBadRecordContract(t *testing.T) {
 	input := []rec{
 		{0, "", `{"sensor_id":"a","ts":1000,"v":1}`},
@@ -167,6 +168,8 @@ func TestSourceBadRecordContract(t *testing.T) {
 		{0, "", `{"sensor_id":"c","ts":null,"v":3}`},
 		{0, "", "{\"sensor_id\":\"d\xff\",\"ts\":1500,\"v\":4}"},
 		{0, "", "\ufeff{\"sensor_id\":\"e\",\"ts\":1600,\"v\":5}"},
+		{0, "", `{"sensor_id":"g","ts":1700`},
+		{0, "", `{"sensor_id":"h","ts":1800,"v":99999999999999999999}`},
 		{0, "", `{"sensor_id":"f","ts":2000,"v":6}`},
 	}
 	errs := []string{
@@ -174,6 +177,8 @@ func TestSourceBadRecordContract(t *testing.T) {
 		`topic in partition 0 offset 2: field "ts": null or missing, and it must hold a value (the event-time column)`,
 		`topic in partition 0 offset 3: field "sensor_id": invalid UTF-8 in a string: byte 0xff at column 16`,
 		`topic in partition 0 offset 4: invalid JSON at column 1: expected an object, found a UTF-8 byte-order mark (U+FEFF)`,
+		`topic in partition 0 offset 5: invalid JSON at column 27: unexpected end of line`,
+		`topic in partition 0 offset 6: field "v": 99999999999999999999 out of range for int64`,
 	}
 	b := broker(t, "in:1", "bad:1")
 	produce(t, b.Addr(), "in", input...)
@@ -193,8 +198,8 @@ func TestSourceBadRecordContract(t *testing.T) {
 	if !reflect.DeepEqual(res.rows, want) {
 		t.Fatalf("skip: rows %q, want %q", res.rows, want)
 	}
-	if n := res.total("records_skipped"); n != 4 {
-		t.Errorf("records_skipped = %d, want 4", n)
+	if n := res.total("records_skipped"); n != int64(len(errs)) {
+		t.Errorf("records_skipped = %d, want %d", n, len(errs))
 	}
 
 	res = job(t, table("readings", cols, b.Addr(), "in", append(opts, "on_error", "dead_letter", "dead_letter_topic", "bad")...)+query, 1024, 0, 30*time.Second)

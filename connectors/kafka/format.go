@@ -179,6 +179,51 @@ func (f format) messageOf(cl *registry.Client, timeout time.Duration) (md protor
 	return md, latest.ID, nil
 }
 
+// checkLatest checks the table's columns against the latest schema of a
+// registry format's subject, so that a column the subject's records cannot
+// fill (a nested record, a string for a BIGINT) fails the plan naming the
+// field. It is a best effort: without a reachable registry or a registered
+// subject nothing is checked here, and each record's own schema is still
+// checked as it comes.
+func (f format) checkLatest(schema *arrow.Schema) error {
+	if f.name != formatAvroConfluent && f.name != formatProtoConfluent {
+		return nil
+	}
+	cl, err := f.client(2 * time.Second)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	latest, err := cl.Latest(ctx, f.subject)
+	if err != nil {
+		return nil
+	}
+	where := fmt.Sprintf("schema registry %s, subject %s version %d", f.url, f.subject, latest.Version)
+	if f.name == formatAvroConfluent {
+		if latest.Type != registry.Avro {
+			return fmt.Errorf("%s: the latest schema is %s, not Avro", where, latest.Type)
+		}
+		dec := avro.NewDecoder(schema, memory.DefaultAllocator, avro.Options{})
+		defer dec.Release()
+		if _, err := dec.Writer(latest.Text); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		return nil
+	}
+	if latest.Type != registry.Protobuf {
+		return fmt.Errorf("%s: the latest schema is %s, not Protobuf", where, latest.Type)
+	}
+	md, err := protobuf.CompileSource(f.subject+".proto", latest.Text, f.message)
+	if err == nil {
+		err = protobuf.CheckSchema(schema, md)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	return nil
+}
+
 // messageIndexes is md's path in its file, as Confluent's message indexes.
 func messageIndexes(md protoreflect.MessageDescriptor) []int {
 	var idx []int
@@ -454,15 +499,9 @@ func (f format) newEncoder(schema *arrow.Schema, timeout time.Duration) (recordE
 	if err != nil {
 		return nil, err
 	}
-	cl, err := f.client(timeout)
+	id, err := f.register(text, registry.Avro, timeout)
 	if err != nil {
 		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	id, err := cl.Register(ctx, f.subject, text, registry.Avro)
-	if err != nil {
-		return nil, fmt.Errorf("schema registry %s, subject %s: %w", f.url, f.subject, err)
 	}
 	return avroEncoder{enc: enc, id: id}, nil
 }
@@ -514,17 +553,27 @@ func (f format) newProtoEncoder(schema *arrow.Schema, timeout time.Duration) (re
 	if err != nil {
 		return nil, err
 	}
-	cl, err := f.client(timeout)
+	id, err := f.register(text, registry.Protobuf, timeout)
 	if err != nil {
 		return nil, err
 	}
+	return protoEncoder{enc: enc, id: id, indexes: messageIndexes(md)}, nil
+}
+
+// register registers (or finds) schema text under the format's subject,
+// after checking its compatibility with the subject's versions.
+func (f format) register(text string, typ registry.SchemaType, timeout time.Duration) (int, error) {
+	cl, err := f.client(timeout)
+	if err != nil {
+		return 0, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	id, err := cl.Register(ctx, f.subject, text, registry.Protobuf)
+	id, err := cl.Register(ctx, f.subject, text, typ)
 	if err != nil {
-		return nil, fmt.Errorf("schema registry %s, subject %s: %w", f.url, f.subject, err)
+		return 0, fmt.Errorf("schema registry %s, subject %s: %w", f.url, f.subject, err)
 	}
-	return protoEncoder{enc: enc, id: id, indexes: messageIndexes(md)}, nil
+	return id, nil
 }
 
 // keyColumns are the columns of key.fields, in their order.

@@ -4,7 +4,6 @@ import (
 	"context"
 	stdjson "encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"reflect"
 	"strings"
@@ -22,20 +21,15 @@ import (
 	"github.com/clink-dev/clink/connectors/formats/registry"
 )
 
-// devRegistry starts the development Schema Registry on loopback.
+// devRegistry starts the development Schema Registry on loopback and
+// returns its URL and a client of it.
 func devRegistry(t *testing.T) (string, *registry.Client) {
 	t.Helper()
-	srv, err := registry.NewServer(registry.Options{})
+	srv, url, err := registry.StartLocal(registry.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
-	url := "http://" + ln.Addr().String()
 	cl, err := registry.NewClient(url, registry.ClientOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -396,7 +390,9 @@ message R { string sensor_id = 1; google.protobuf.Timestamp ts = 2; int64 v = 3;
 		return string(b)
 	}
 	reframe := func(rec string, id int) string { return string(registry.AppendHeader(nil, id)) + rec[5:] }
-	tsAt := func(ms int64) map[string]any { return map[string]any{"long.timestamp-millis": time.UnixMilli(ms).UTC()} }
+	tsAt := func(ms int64) map[string]any {
+		return map[string]any{"long.timestamp-millis": time.UnixMilli(ms).UTC()}
+	}
 	for _, f := range []struct {
 		format, subject string
 		good            [2]string
@@ -500,5 +496,28 @@ func TestProtobufFile(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("%s: error %v, want it to name %s", cols, err, msg)
 		}
+	}
+}
+
+// TestRegistryPlanningCheck: a column the subject's latest schema cannot
+// fill fails the plan, naming the field.
+func TestRegistryPlanningCheck(t *testing.T) {
+	url, cl := devRegistry(t)
+	nested := `{"type":"record","name":"R","fields":[{"name":"sensor_id","type":"string"},
+		{"name":"ts","type":"long"},{"name":"loc","type":{"type":"record","name":"L","fields":[{"name":"lat","type":"double"}]}}]}`
+	if _, err := cl.Register(context.Background(), "in-value", nested, registry.Avro); err != nil {
+		t.Fatal(err)
+	}
+	b := broker(t, "in:1")
+	_, err := start(t, table("readings", "sensor_id STRING, ts BIGINT, loc DOUBLE", b.Addr(), "in", "format", "avro-confluent", "avro-confluent.url", url)+"SELECT * FROM readings", 1024, 30*time.Second)
+	if err == nil || !strings.Contains(err.Error(), `"loc"`) || !strings.Contains(err.Error(), "subject in-value version 1") {
+		t.Fatalf("error %v, want it to name field loc and the subject", err)
+	}
+	if _, err := cl.Register(context.Background(), "p-value", protoV1, registry.Protobuf); err != nil {
+		t.Fatal(err)
+	}
+	_, err = start(t, table("requests", "host BIGINT", b.Addr(), "in", "format", "protobuf-confluent", "protobuf-confluent.url", url, "protobuf-confluent.subject", "p-value")+"SELECT * FROM requests", 1024, 30*time.Second)
+	if err == nil || !strings.Contains(err.Error(), `"host"`) {
+		t.Fatalf("error %v, want it to name field host", err)
 	}
 }

@@ -55,6 +55,9 @@ func newSource(t *connectors.Table) (*Source, error) {
 	if s.cc, err = clientConfig(t.Options); err != nil {
 		return nil, err
 	}
+	if err := s.format.checkLatest(t.Schema); err != nil {
+		return nil, err
+	}
 	if s.format.name == formatProto {
 		// A local .proto file is compiled and checked against the columns
 		// now, so that a field of the wrong type fails the plan.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -19,21 +18,7 @@ import (
 // schemaRegistry starts a dev Schema Registry on 127.0.0.1 and returns a
 // client of it.
 func schemaRegistry(t *testing.T) *registry.Client {
-	t.Helper()
-	srv, err := registry.NewServer(registry.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	cl, err := registry.NewClient("http://"+ln.Addr().String(), registry.ClientOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, cl := devRegistry(t)
 	return cl
 }
 

@@ -1,8 +1,10 @@
 package cluster
 
 import (
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -19,39 +21,141 @@ import (
 	"github.com/clink-dev/clink/substrait/sql"
 )
 
-// api is the Coordinator's HTTP API (docs/cluster.md).
-func (c *Coordinator) api() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /api/v1/config", c.getConfig)
-	mux.HandleFunc("GET /api/v1/overview", c.getOverview)
-	mux.HandleFunc("GET /api/v1/workers", c.getWorkers)
-	mux.HandleFunc("GET /api/v1/jobs", c.getJobs)
-	mux.HandleFunc("POST /api/v1/jobs", c.postJob)
-	mux.HandleFunc("GET /api/v1/jobs/{id}", c.getJob)
-	mux.HandleFunc("GET /api/v1/jobs/{id}/operators", c.getOperators)
-	mux.HandleFunc("GET /api/v1/jobs/{id}/checkpoints", c.getCheckpoints)
-	mux.HandleFunc("POST /api/v1/jobs/{id}/cancel", c.postCancel)
-	mux.HandleFunc("PATCH /api/v1/jobs/{id}", c.postCancel) // Flink's ?mode=cancel
-	mux.HandleFunc("POST /api/v1/jobs/{id}/stop", c.postStop)
-	mux.HandleFunc("POST /api/v1/jobs/{id}/savepoints", c.postSavepoint)
+// route is one entry of the HTTP API. Every route goes through guard:
+// the token unless public, and a capped body.
+type route struct {
+	pattern string // http.ServeMux pattern: "METHOD /path"
+	handler http.HandlerFunc
+	// public routes answer without the token: the probes a load balancer
+	// or Kubernetes sends.
+	public bool
+}
+
+// defaultMaxBodyBytes caps a request body unless
+// CoordinatorConfig.MaxBodyBytes says otherwise.
+const defaultMaxBodyBytes = 4 << 20
+
+// routes is the Coordinator's HTTP API (docs/cluster.md), as data so that
+// a test walks it and checks that no route skips the token.
+func (c *Coordinator) routes() []route {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(&collector{c: c})
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeErr(w, http.StatusNotFound, fmt.Errorf("no such resource: %s %s", r.Method, r.URL.Path))
-	})
-	if c.cfg.Token == "" {
-		return mux
+	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	return []route{
+		{pattern: "GET /healthz", handler: c.getHealthz, public: true},
+		{pattern: "GET /readyz", handler: c.getReadyz, public: true},
+		{pattern: "GET /api/v1/config", handler: c.getConfig},
+		{pattern: "GET /api/v1/overview", handler: c.getOverview},
+		{pattern: "GET /api/v1/workers", handler: c.getWorkers},
+		{pattern: "GET /api/v1/jobs", handler: c.getJobs},
+		{pattern: "POST /api/v1/jobs", handler: c.postJob},
+		{pattern: "GET /api/v1/jobs/{id}", handler: c.getJob},
+		{pattern: "GET /api/v1/jobs/{id}/operators", handler: c.getOperators},
+		{pattern: "GET /api/v1/jobs/{id}/checkpoints", handler: c.getCheckpoints},
+		{pattern: "POST /api/v1/jobs/{id}/cancel", handler: c.postCancel},
+		{pattern: "PATCH /api/v1/jobs/{id}", handler: c.postCancel}, // Flink's ?mode=cancel
+		{pattern: "POST /api/v1/jobs/{id}/stop", handler: c.postStop},
+		{pattern: "POST /api/v1/jobs/{id}/savepoints", handler: c.postSavepoint},
+		{pattern: "GET /metrics", handler: metrics.ServeHTTP},
+		// Anything else is 404, after the token: without it nobody learns
+		// which paths exist.
+		{pattern: "/", handler: func(w http.ResponseWriter, r *http.Request) {
+			writeErr(w, http.StatusNotFound, fmt.Errorf("no such resource: %s %s", r.Method, r.URL.Path))
+		}},
 	}
-	want := []byte("Bearer " + c.cfg.Token)
+}
+
+// api is the Coordinator's HTTP API.
+func (c *Coordinator) api() http.Handler {
+	mux := http.NewServeMux()
+	for _, rt := range c.routes() {
+		mux.Handle(rt.pattern, c.guard(rt))
+	}
+	return mux
+}
+
+// guard is the one middleware of every route: the bearer token (when one
+// is configured, unless the route is public), compared in constant time,
+// and the body capped at maxBodyBytes (413 at once when Content-Length
+// says more; else the handler's read fails past the cap, and it answers
+// 413 without reading the rest).
+func (c *Coordinator) guard(rt route) http.Handler {
+	want := sha256.Sum256([]byte("Bearer " + c.cfg.Token))
+	limit := c.maxBodyBytes()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="clink"`)
-			writeErr(w, http.StatusUnauthorized, fmt.Errorf("missing or wrong bearer token"))
+		if !rt.public && c.cfg.Token != "" {
+			// Hashing both sides first keeps the comparison constant-time
+			// in the token's length too.
+			got := sha256.Sum256([]byte(r.Header.Get("Authorization")))
+			if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="clink"`)
+				writeErr(w, http.StatusUnauthorized, fmt.Errorf("missing or wrong bearer token"))
+				return
+			}
+		}
+		if r.ContentLength > limit {
+			w.Header().Set("Connection", "close")
+			writeErr(w, http.StatusRequestEntityTooLarge, tooLarge(limit))
 			return
 		}
-		mux.ServeHTTP(w, r)
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		rt.handler(w, r)
 	})
+}
+
+func (c *Coordinator) maxBodyBytes() int64 {
+	if c.cfg.MaxBodyBytes > 0 {
+		return c.cfg.MaxBodyBytes
+	}
+	return defaultMaxBodyBytes
+}
+
+func tooLarge(limit int64) error {
+	return fmt.Errorf("request body larger than %d bytes (the Coordinator's --max-request-bytes)", limit)
+}
+
+// decodeBody reads r's JSON body into v: 413 past the cap, 400 when it is
+// not valid; an empty body is fine when optional. strict refuses unknown
+// fields.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any, strict, optional bool) bool {
+	dec := json.NewDecoder(r.Body)
+	if strict {
+		dec.DisallowUnknownFields()
+	}
+	err := dec.Decode(v)
+	if err == io.EOF && optional {
+		return true
+	}
+	if err == nil {
+		return true
+	}
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		writeErr(w, http.StatusRequestEntityTooLarge, tooLarge(mbe.Limit))
+		return false
+	}
+	writeErr(w, http.StatusBadRequest, fmt.Errorf("request body: %v", err))
+	return false
+}
+
+// getHealthz answers while the process serves.
+func (c *Coordinator) getHealthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	io.WriteString(w, "ok\n")
+}
+
+// readiness is whether this Coordinator takes requests: its status and
+// role. One Coordinator is always the leader (with HA a standby will
+// answer 503 "standby").
+func (c *Coordinator) readiness() (int, string) {
+	return http.StatusOK, "leader"
+}
+
+func (c *Coordinator) getReadyz(w http.ResponseWriter, _ *http.Request) {
+	status, body := c.readiness()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(status)
+	io.WriteString(w, body+"\n")
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -227,10 +331,7 @@ func (c *Coordinator) postJob(w http.ResponseWriter, r *http.Request) {
 		FromSavepoint    string `json:"from_savepoint"`
 		AllowNonRestored bool   `json:"allow_non_restored_state"`
 	}
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		writeErr(w, http.StatusBadRequest, fmt.Errorf("request body: %v", err))
+	if !decodeBody(w, r, &req, true, false) {
 		return
 	}
 	plan, err := sql.Compile(req.SQL, c.cfg.Connectors)
@@ -408,11 +509,8 @@ type savepointReqBody struct {
 
 func savepointBody(w http.ResponseWriter, r *http.Request) (savepointReqBody, bool) {
 	var b savepointReqBody
-	if err := json.NewDecoder(r.Body).Decode(&b); err != nil && err != io.EOF {
-		writeErr(w, http.StatusBadRequest, fmt.Errorf("request body: %v", err))
-		return b, false
-	}
-	return b, true
+	ok := decodeBody(w, r, &b, false, true)
+	return b, ok
 }
 
 func (c *Coordinator) answerSavepoint(w http.ResponseWriter, req *SavepointRequest) {

@@ -19,8 +19,24 @@ import (
 // startAPI runs a Coordinator with its HTTP API and token, no Workers.
 func startAPI(t *testing.T, token string) *Coordinator {
 	t.Helper()
-	c, err := NewCoordinator(CoordinatorConfig{FlightAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", Token: token,
-		Log: &syncBuf{}, Connectors: builtin.Registry()})
+	return startAPIWith(t, CoordinatorConfig{Token: token})
+}
+
+// startAPIWith is startAPI with more of the configuration (addresses on
+// 127.0.0.1 unless given).
+func startAPIWith(t *testing.T, cfg CoordinatorConfig) *Coordinator {
+	t.Helper()
+	if cfg.FlightAddr == "" {
+		cfg.FlightAddr = "127.0.0.1:0"
+	}
+	if cfg.HTTPAddr == "" {
+		cfg.HTTPAddr = "127.0.0.1:0"
+	}
+	if cfg.Log == nil {
+		cfg.Log = &syncBuf{}
+	}
+	cfg.Connectors = builtin.Registry()
+	c, err := NewCoordinator(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

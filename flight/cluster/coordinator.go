@@ -2,8 +2,10 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"os"
@@ -21,6 +23,7 @@ import (
 	"github.com/clink-dev/clink/connectors"
 	"github.com/clink-dev/clink/engine"
 	cflight "github.com/clink-dev/clink/flight"
+	"github.com/clink-dev/clink/flight/tlsconf"
 	"github.com/clink-dev/clink/kernels"
 	"github.com/clink-dev/clink/substrait"
 	"github.com/clink-dev/clink/substrait/planner"
@@ -53,8 +56,20 @@ type CoordinatorConfig struct {
 	HAID                 string
 	LeaseTTL, LeaseRenew time.Duration
 	// Token, when set, is required as a bearer token on every call and
-	// HTTP request (CLINK_AUTH_TOKEN).
+	// HTTP request but /healthz and /readyz (CLINK_AUTH_TOKEN).
 	Token string
+	// TLS, when set, is mutual TLS on Flight (Workers and clients must
+	// present a certificate of its CA) and, as HTTPTLS says, on the HTTP
+	// API: "mtls" (the default) HTTPS requiring client certificates,
+	// "tls" HTTPS without them, "off" plain HTTP.
+	TLS     *tlsconf.Config
+	HTTPTLS string
+	// Insecure lets the Coordinator listen on a non-loopback address
+	// without a Token (CheckBind); it warns on Log instead.
+	Insecure bool
+	// MaxBodyBytes caps an HTTP request's body (default 4 MiB); a larger
+	// one is answered 413.
+	MaxBodyBytes int64
 	// Heartbeat is the Workers' beat (default 500 ms); MissedBeats of
 	// them missed is a lost Worker (default 3).
 	Heartbeat   time.Duration
@@ -264,7 +279,10 @@ func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 	if cfg.Log == nil {
 		cfg.Log = os.Stderr
 	}
-	srv, err := cflight.NewServer(cfg.FlightAddr, cfg.Token)
+	if err := CheckBinds(cfg.Log, cfg.Token, cfg.Insecure, cfg.unauthenticatedAddrs()...); err != nil {
+		return nil, err
+	}
+	srv, err := cflight.NewServer(cfg.FlightAddr, cfg.Token, cflight.WithTLS(cfg.TLS))
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +296,11 @@ func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 			srv.Shutdown()
 			return nil, err
 		}
-		c.http = &http.Server{Handler: c.api(), ReadHeaderTimeout: 10 * time.Second}
+		if cfg.TLS != nil && cfg.HTTPTLS != "off" {
+			c.hl = tls.NewListener(c.hl, cfg.TLS.HTTPServer(cfg.HTTPTLS != "tls"))
+		}
+		c.http = &http.Server{Handler: c.api(), ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog: log.New(cfg.Log, "coordinator: ", 0)}
 	}
 	if cfg.HADir != "" {
 		if c.ha, err = newHA(c); err != nil {
@@ -376,7 +398,7 @@ func (c *Coordinator) register(_ context.Context, r *registerReq) (any, error) {
 	if r.Slots < 1 {
 		return nil, fmt.Errorf("a Worker needs at least one slot")
 	}
-	cl, err := cflight.Dial(r.Addr, c.cfg.Token)
+	cl, err := cflight.Dial(r.Addr, c.cfg.Token, cflight.WithTLS(c.cfg.TLS))
 	if err != nil {
 		return nil, err
 	}

@@ -221,9 +221,9 @@ func handle[Req any](s *cflight.Server, name string, f func(ctx context.Context,
 
 // Submit sends a job to the Coordinator at addr, its Flight address or
 // its HTTP API's (callCoordinator); resp.Via is the Flight address found
-// through the HTTP API.
-func Submit(ctx context.Context, addr, token string, req *SubmitRequest) (*SubmitResponse, error) {
-	resp, via, err := callCoordinator[SubmitResponse](ctx, addr, token, actSubmit, req)
+// through the HTTP API. opts: cflight.WithTLS for a Coordinator with TLS.
+func Submit(ctx context.Context, addr, token string, req *SubmitRequest, opts ...cflight.Option) (*SubmitResponse, error) {
+	resp, via, err := callCoordinator[SubmitResponse](ctx, addr, token, actSubmit, req, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -235,10 +235,11 @@ func Submit(ctx context.Context, addr, token string, req *SubmitRequest) (*Submi
 // address. When nobody speaks Flight there, addr may be the Coordinator's
 // HTTP API (a Flink user gives the REST port, 8081): it asks its GET
 // /api/v1/config for the Flight address and calls there; via is that
-// address ("" when addr spoke Flight).
-func callCoordinator[T any](ctx context.Context, addr, token, action string, req any) (resp *T, via string, err error) {
+// address ("" when addr spoke Flight). A failed TLS handshake is
+// reported as is.
+func callCoordinator[T any](ctx context.Context, addr, token, action string, req any, opts ...cflight.Option) (resp *T, via string, err error) {
 	do := func(addr string) (*T, error) {
-		cl, err := cflight.Dial(addr, token)
+		cl, err := cflight.Dial(addr, token, opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -249,10 +250,10 @@ func callCoordinator[T any](ctx context.Context, addr, token, action string, req
 		}
 		return &resp, nil
 	}
-	if resp, err = do(addr); err == nil || !cflight.Unreachable(err) {
+	if resp, err = do(addr); err == nil || !(cflight.Unreachable(err) || cflight.NotFlight(err)) || cflight.TLSError(err) {
 		return resp, "", err
 	}
-	flightAddr, answered, herr := FlightAddrOf(ctx, addr, token)
+	flightAddr, answered, herr := FlightAddrOf(ctx, addr, token, opts...)
 	switch {
 	case answered && herr != nil:
 		return nil, "", herr
@@ -271,18 +272,23 @@ func callCoordinator[T any](ctx context.Context, addr, token, action string, req
 // FlightAddrOf asks the Coordinator's HTTP API at addr (host:port) for its
 // Flight address; an unspecified host there (0.0.0.0, [::]) becomes addr's
 // host. answered: an HTTP server answered (its error, say a wrong token,
-// is then the one to report).
-func FlightAddrOf(ctx context.Context, addr, token string) (flightAddr string, answered bool, err error) {
+// is then the one to report). With cflight.WithTLS in opts it speaks
+// HTTPS, presenting the certificate.
+func FlightAddrOf(ctx context.Context, addr, token string, opts ...cflight.Option) (flightAddr string, answered bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/api/v1/config", nil)
+	scheme, hc := "http://", http.DefaultClient
+	if tc := cflight.TLSOf(opts...); tc != nil {
+		scheme, hc = "https://", &http.Client{Transport: &http.Transport{TLSClientConfig: tc.Client("")}}
+	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, scheme+addr+"/api/v1/config", nil)
 	if err != nil {
 		return "", false, err
 	}
 	if token != "" {
 		hr.Header.Set("Authorization", "Bearer "+token)
 	}
-	res, err := http.DefaultClient.Do(hr)
+	res, err := hc.Do(hr)
 	if err != nil {
 		return "", false, err
 	}

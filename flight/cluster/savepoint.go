@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/clink-dev/clink/checkpoint"
+	cflight "github.com/clink-dev/clink/flight"
 )
 
 // Savepoints (Flink's): a checkpoint of kind savepoint, taken on request
@@ -148,7 +149,7 @@ func (ctl *controller) savepointsFailed(err error) {
 // TriggerSavepoint asks the Coordinator at addr (its Flight address, or
 // its HTTP API's, as for Submit) for a savepoint of a job, or with r.Stop
 // to stop it with one.
-func TriggerSavepoint(ctx context.Context, addr, token string, r *SavepointRequest) (*SavepointResponse, error) {
-	resp, _, err := callCoordinator[SavepointResponse](ctx, addr, token, actSavepoint, r)
+func TriggerSavepoint(ctx context.Context, addr, token string, r *SavepointRequest, opts ...cflight.Option) (*SavepointResponse, error) {
+	resp, _, err := callCoordinator[SavepointResponse](ctx, addr, token, actSavepoint, r, opts...)
 	return resp, err
 }

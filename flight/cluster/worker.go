@@ -24,6 +24,7 @@ import (
 	"github.com/clink-dev/clink/connectors"
 	"github.com/clink-dev/clink/engine"
 	cflight "github.com/clink-dev/clink/flight"
+	"github.com/clink-dev/clink/flight/tlsconf"
 	"github.com/clink-dev/clink/kernels"
 	"github.com/clink-dev/clink/substrait/planner"
 )
@@ -54,6 +55,9 @@ type WorkerConfig struct {
 	Slots int
 	// Token is the bearer token (CLINK_AUTH_TOKEN), or empty.
 	Token string
+	// TLS, when set, is mutual TLS on every connection: to the
+	// Coordinator, from it, and the shuffle between Workers.
+	TLS *tlsconf.Config
 	// Connectors opens the jobs' tables.
 	Connectors *connectors.Registry
 	// Stdout receives what print sinks write; Log receives log lines.
@@ -122,7 +126,7 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	if cfg.Addr == "" {
 		cfg.Addr = "127.0.0.1:0"
 	}
-	srv, err := cflight.NewServer(cfg.Addr, cfg.Token)
+	srv, err := cflight.NewServer(cfg.Addr, cfg.Token, cflight.WithTLS(cfg.TLS))
 	if err != nil {
 		return nil, err
 	}
@@ -291,7 +295,7 @@ func (w *Worker) candidates() []string {
 func (w *Worker) multi() bool { return w.cfg.HADir != "" || len(w.candidates()) > 1 }
 
 func (w *Worker) dialCoordinator(addr string) error {
-	cl, err := cflight.Dial(addr, w.cfg.Token)
+	cl, err := cflight.Dial(addr, w.cfg.Token, cflight.WithTLS(w.cfg.TLS))
 	if err != nil {
 		return err
 	}
@@ -435,7 +439,7 @@ func (w *Worker) peer(addr string) (flight.Client, error) {
 	if cl, ok := w.peers[addr]; ok {
 		return cl, nil
 	}
-	cl, err := cflight.Dial(addr, w.cfg.Token)
+	cl, err := cflight.Dial(addr, w.cfg.Token, cflight.WithTLS(w.cfg.TLS))
 	if err != nil {
 		return nil, err
 	}

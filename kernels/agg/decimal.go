@@ -49,6 +49,7 @@ func (st *aggDecState) Grow(n int) {
 }
 
 func (st *aggDecState) Update(gids []int32, arr arrow.Array, rows []int32) {
+	st.unshare(gids)
 	a := arr.(*array.Decimal128)
 	for k, g := range gids {
 		r := k
@@ -75,6 +76,7 @@ func (st *aggDecState) Update(gids []int32, arr arrow.Array, rows []int32) {
 }
 
 func (st *aggDecState) Merge(dst, src int32) {
+	st.unshare([]int32{dst})
 	if *st.n.At(src) == 0 {
 		return
 	}
@@ -93,6 +95,7 @@ func (st *aggDecState) Merge(dst, src int32) {
 }
 
 func (st *aggDecState) Reset(gids []int32) {
+	st.unshare(gids)
 	for _, g := range gids {
 		*st.n.At(g), *st.sum.At(g) = 0, decimal128.Num{}
 	}

@@ -61,12 +61,14 @@ func (st *aggFloatState[T]) Grow(n int) {
 }
 
 func (st *aggFloatState[T]) Reset(gids []int32) {
+	st.unshare(gids)
 	for _, g := range gids {
 		*st.e.At(g) = aggFloatEntry[T]{}
 	}
 }
 
 func (st *aggFloatState[T]) Update(gids []int32, arr arrow.Array, rows []int32) {
+	st.unshare(gids)
 	gs, vs := aggGather(arrow.GetValues[T](arr.Data(), 1), rows, gids, arr, &st.vbuf, &st.gbuf, &st.nbuf)
 	e := st.e
 	vs = vs[:len(gs)]
@@ -137,6 +139,7 @@ func (st *aggFloatState[T]) Update(gids []int32, arr arrow.Array, rows []int32) 
 }
 
 func (st *aggFloatState[T]) Merge(dst, src int32) {
+	st.unshare([]int32{dst})
 	d, s := st.e.At(dst), st.e.At(src)
 	if s.n == 0 {
 		return
@@ -250,12 +253,14 @@ func (st *aggIntState[T]) Grow(n int) {
 }
 
 func (st *aggIntState[T]) Reset(gids []int32) {
+	st.unshare(gids)
 	for _, g := range gids {
 		*st.e.At(g) = aggIntEntry[T]{}
 	}
 }
 
 func (st *aggIntState[T]) Update(gids []int32, arr arrow.Array, rows []int32) {
+	st.unshare(gids)
 	gs, vs := aggGather(arrow.GetValues[T](arr.Data(), 1), rows, gids, arr, &st.vbuf, &st.gbuf, &st.nbuf)
 	e := st.e
 	vs = vs[:len(gs)]
@@ -283,6 +288,7 @@ func (st *aggIntState[T]) Update(gids []int32, arr arrow.Array, rows []int32) {
 }
 
 func (st *aggIntState[T]) Merge(dst, src int32) {
+	st.unshare([]int32{dst})
 	d, s := st.e.At(dst), st.e.At(src)
 	if s.n == 0 {
 		return

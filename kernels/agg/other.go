@@ -35,12 +35,14 @@ func (st *aggCountState) Grow(n int) {
 }
 
 func (st *aggCountState) Reset(gids []int32) {
+	st.unshare(gids)
 	for _, g := range gids {
 		*st.n.At(g) = 0
 	}
 }
 
 func (st *aggCountState) Update(gids []int32, arr arrow.Array, rows []int32) {
+	st.unshare(gids)
 	n := st.n
 	if st.star {
 		for _, g := range gids {
@@ -55,7 +57,7 @@ func (st *aggCountState) Update(gids []int32, arr arrow.Array, rows []int32) {
 	}
 }
 
-func (st *aggCountState) Merge(dst, src int32) { *st.n.At(dst) += *st.n.At(src) }
+func (st *aggCountState) Merge(dst, src int32) { *st.n.W(dst) += *st.n.At(src) }
 
 func (st *aggCountState) Build(mem memory.Allocator, _ Func, gids []int32) arrow.Array {
 	return aggBuildCount(mem, &st.n, gids)
@@ -93,12 +95,14 @@ func (st *aggBoolState) Grow(n int) {
 }
 
 func (st *aggBoolState) Reset(gids []int32) {
+	st.unshare(gids)
 	for _, g := range gids {
 		*st.e.At(g) = aggBoolEntry{}
 	}
 }
 
 func (st *aggBoolState) Update(gids []int32, arr arrow.Array, rows []int32) {
+	st.unshare(gids)
 	vs := column.Grow(st.vbuf, len(gids))
 	st.vbuf = vs
 	column.BoolsInto(vs, arr, rows)
@@ -121,6 +125,7 @@ func (st *aggBoolState) Update(gids []int32, arr arrow.Array, rows []int32) {
 }
 
 func (st *aggBoolState) Merge(dst, src int32) {
+	st.unshare([]int32{dst})
 	d, s := st.e.At(dst), st.e.At(src)
 	switch {
 	case s.n == 0:

@@ -35,32 +35,45 @@ func (st *aggFloatState[T]) StateFields(p string) []arrow.Field {
 
 func (st *aggFloatState[T]) StateColumns(mem memory.Allocator, gids []int32) []arrow.Array {
 	e := st.e
-	cols := []arrow.Array{column.Int64(mem, len(gids), func(j int) int64 { return e.At(gids[j]).n })}
+	n := len(gids)
+	cnt := column.NewFixed[int64](mem, arrow.PrimitiveTypes.Int64, n)
+	var s, c *column.Fixed[float64]
+	var mn, mx *column.Fixed[T]
 	if st.sum {
-		s := column.NewFixed[float64](mem, arrow.PrimitiveTypes.Float64, len(gids))
-		c := column.NewFixed[float64](mem, arrow.PrimitiveTypes.Float64, len(gids))
-		for j, g := range gids {
-			s.Vals[j], c.Vals[j] = e.At(g).s, e.At(g).c
-		}
-		cols = append(cols, s.Finish(), c.Finish())
+		s = column.NewFixed[float64](mem, arrow.PrimitiveTypes.Float64, n)
+		c = column.NewFixed[float64](mem, arrow.PrimitiveTypes.Float64, n)
 	}
 	if st.mm {
-		mn := column.NewFixed[T](mem, st.dt, len(gids))
-		mx := column.NewFixed[T](mem, st.dt, len(gids))
-		for j, g := range gids {
-			if e.At(g).n == 0 {
+		mn = column.NewFixed[T](mem, st.dt, n)
+		mx = column.NewFixed[T](mem, st.dt, n)
+	}
+	for j, g := range gids { // one pass: each group's entry is read once
+		p := e.At(g)
+		cnt.Vals[j] = p.n
+		if s != nil {
+			s.Vals[j], c.Vals[j] = p.s, p.c
+		}
+		if mn != nil {
+			if p.n == 0 {
 				mn.SetNull(j)
 				mx.SetNull(j)
-				continue
+			} else {
+				mn.Vals[j], mx.Vals[j] = p.mn, p.mx
 			}
-			mn.Vals[j], mx.Vals[j] = e.At(g).mn, e.At(g).mx
 		}
+	}
+	cols := []arrow.Array{cnt.Finish()}
+	if s != nil {
+		cols = append(cols, s.Finish(), c.Finish())
+	}
+	if mn != nil {
 		cols = append(cols, mn.Finish(), mx.Finish())
 	}
 	return cols
 }
 
 func (st *aggFloatState[T]) SetState(gids []int32, cols []arrow.Array) error {
+	st.unshare(gids)
 	n, err := column.ReadInt64(cols[0])
 	if err != nil {
 		return err
@@ -138,6 +151,7 @@ func (st *aggIntState[T]) StateColumns(mem memory.Allocator, gids []int32) []arr
 }
 
 func (st *aggIntState[T]) SetState(gids []int32, cols []arrow.Array) error {
+	st.unshare(gids)
 	n, err := column.ReadInt64(cols[0])
 	if err != nil {
 		return err
@@ -182,6 +196,7 @@ func (st *aggCountState) StateColumns(mem memory.Allocator, gids []int32) []arro
 }
 
 func (st *aggCountState) SetState(gids []int32, cols []arrow.Array) error {
+	st.unshare(gids)
 	n, err := column.ReadInt64(cols[0])
 	if err != nil {
 		return err
@@ -209,6 +224,7 @@ func (st *aggBoolState) StateColumns(mem memory.Allocator, gids []int32) []arrow
 }
 
 func (st *aggBoolState) SetState(gids []int32, cols []arrow.Array) error {
+	st.unshare(gids)
 	n, err := column.ReadInt64(cols[0])
 	if err != nil {
 		return err
@@ -319,6 +335,7 @@ func (st *aggDecState) StateColumns(mem memory.Allocator, gids []int32) []arrow.
 }
 
 func (st *aggDecState) SetState(gids []int32, cols []arrow.Array) error {
+	st.unshare(gids)
 	n, err := column.ReadInt64(cols[0])
 	if err != nil {
 		return err

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"reflect"
 	"runtime"
+	"slices"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -32,9 +34,158 @@ const (
 //
 // The zero value is empty and ready to use. A copy shares the chunks; Grow
 // only through one of them.
+//
+// Freeze hands out a read-only view of the current chunks for a snapshot
+// written on another goroutine (copy-on-write): until the view's Hold is
+// released, a write must go through W or follow Unshare, which copy a
+// frozen chunk the first time it is written and write the copy. A
+// replaced chunk is reused once every Hold is released.
+//
+// A Chunked is two words (it is copied into hot loops, and the compiler
+// keeps a struct of up to four words in registers), so what it rarely
+// needs sits behind one pointer.
 type Chunked[T any] struct {
-	c   []*[ChunkLen]T
-	own *chunkOwner
+	c  []*[ChunkLen]T
+	cw *chunkCow[T] // nil until the first mapped chunk or Freeze
+}
+
+// chunkCow is what a Chunked rarely needs: the owner of its mapped
+// chunks, and its copy-on-write bookkeeping. Its copies share it; only the
+// goroutine that writes the Chunked touches it.
+type chunkCow[T any] struct {
+	own     *chunkOwner
+	sh      []bool // per chunk: frozen under a hold not yet released
+	nsh     int    // true entries of sh
+	holds   []*Hold
+	retired []*[ChunkLen]T // replaced frozen chunks: free once every hold is released
+	spare   []*[ChunkLen]T // chunks to reuse
+}
+
+// A Hold is one snapshot's claim on the chunks frozen for it: they stay
+// as they were until Release. Release may be called from any goroutine,
+// once.
+type Hold struct{ released atomic.Bool }
+
+// NewHold returns a hold for one snapshot.
+func NewHold() *Hold { return &Hold{} }
+
+// Release ends the hold: its frozen views must not be read afterwards.
+func (h *Hold) Release() {
+	if h != nil {
+		h.released.Store(true)
+	}
+}
+
+// pending drops the released holds and reports whether one is left.
+func pending(holds *[]*Hold) bool {
+	*holds = slices.DeleteFunc(*holds, func(h *Hold) bool { return h.released.Load() })
+	return len(*holds) > 0
+}
+
+// settle frees what the released holds kept, if none is left.
+func (cw *chunkCow[T]) settle() bool {
+	if pending(&cw.holds) {
+		return false
+	}
+	clear(cw.sh)
+	cw.nsh = 0
+	retained.Add(-int64(len(cw.retired)))
+	cw.spare = append(cw.spare, cw.retired...)
+	clear(cw.retired)
+	cw.retired = cw.retired[:0]
+	return true
+}
+
+// Freeze returns a read-only view of entries < Len as they are now, valid
+// until h is released (see Chunked). O(chunks).
+func (a *Chunked[T]) Freeze(h *Hold) Chunked[T] {
+	if a.cw == nil {
+		a.cw = &chunkCow[T]{}
+	}
+	cw := a.cw
+	cw.settle()
+	for len(cw.sh) < len(a.c) {
+		cw.sh = append(cw.sh, false)
+	}
+	for i := range a.c {
+		if !cw.sh[i] {
+			cw.sh[i] = true
+			cw.nsh++
+		}
+	}
+	cw.holds = append(cw.holds, h)
+	return Chunked[T]{c: slices.Clone(a.c), cw: &chunkCow[T]{own: cw.own}}
+}
+
+// W is entry i for writing: At, after copying its chunk if it is frozen.
+func (a *Chunked[T]) W(i int32) *T {
+	ci := uint32(i) >> ChunkShift
+	if cw := a.cw; cw != nil && cw.nsh > 0 && int(ci) < len(cw.sh) && cw.sh[ci] {
+		a.unshare(ci)
+	}
+	return &a.c[ci][uint32(i)&ChunkMask]
+}
+
+// Unshare makes the chunks of entries ids writable with At.
+func (a *Chunked[T]) Unshare(ids []int32) {
+	cw := a.cw
+	if cw == nil || cw.nsh == 0 {
+		return
+	}
+	for _, id := range ids {
+		if ci := uint32(id) >> ChunkShift; int(ci) < len(cw.sh) && cw.sh[ci] {
+			if a.unshare(ci); cw.nsh == 0 {
+				return
+			}
+		}
+	}
+}
+
+func (a *Chunked[T]) unshare(ci uint32) {
+	cw := a.cw
+	if cw.settle() {
+		return
+	}
+	old := a.c[ci]
+	var c *[ChunkLen]T
+	if n := len(cw.spare); n > 0 {
+		c, cw.spare = cw.spare[n-1], cw.spare[:n-1]
+	} else {
+		c = a.allocChunk()
+	}
+	*c = *old
+	a.c[ci] = c
+	cw.sh[ci] = false
+	cw.nsh--
+	cw.retired = append(cw.retired, old)
+	retained.Add(1)
+}
+
+// retained counts the chunks of every Chunked that holds kept
+// (RetainedChunks).
+var retained atomic.Int64
+
+// RetainedChunks is the number of replaced frozen chunks, over every
+// Chunked of the process, not reclaimed yet: what snapshots in progress
+// (or released ones whose Chunked has not written or frozen since) keep
+// alive. Tests check it returns to zero.
+func RetainedChunks() int64 { return retained.Load() }
+
+// Retained is the number of chunks kept for holds, released or not, that
+// the Chunked has not reclaimed yet (it does on its next Freeze, W or
+// Unshare after the last release, or on Settle).
+func (a *Chunked[T]) Retained() int {
+	if a.cw == nil {
+		return 0
+	}
+	return len(a.cw.retired)
+}
+
+// Settle reclaims what released holds kept.
+func (a *Chunked[T]) Settle() {
+	if a.cw != nil {
+		a.cw.settle()
+	}
 }
 
 // chunkOwner owns the mapped chunks of one Chunked; a cleanup attached
@@ -91,14 +242,30 @@ func (a *Chunked[T]) GrowFill(n int, v T) {
 	}
 }
 
+// newChunk returns a zeroed chunk, reusing a spare one first.
 func (a *Chunked[T]) newChunk() *[ChunkLen]T {
+	if cw := a.cw; cw != nil {
+		if n := len(cw.spare); n > 0 {
+			c := cw.spare[n-1]
+			cw.spare = cw.spare[:n-1]
+			clear(c[:])
+			return c
+		}
+	}
+	return a.allocChunk()
+}
+
+func (a *Chunked[T]) allocChunk() *[ChunkLen]T {
 	var zero T
 	sz := int(unsafe.Sizeof(zero)) * ChunkLen
 	if sz > 0 && len(a.c)*sz >= minMapped && !hasPointers[T]() {
-		if a.own == nil {
-			a.own = newChunkOwner()
+		if a.cw == nil {
+			a.cw = &chunkCow[T]{}
 		}
-		if m := a.own.maps.carve(sz, len(a.c)); m != nil {
+		if a.cw.own == nil {
+			a.cw.own = newChunkOwner()
+		}
+		if m := a.cw.own.maps.carve(sz, len(a.c)); m != nil {
 			return (*[ChunkLen]T)(unsafe.Pointer(unsafe.SliceData(m)))
 		}
 	}
@@ -188,10 +355,23 @@ func (ms *chunkMaps) unmap() {
 // stored whole in one block (one above 64 KiB in blocks of its own) after
 // its length as a uvarint, so that a position (below 4 GiB) is all its
 // holder needs to keep.
+//
+// Values are never changed, so a frozen view (Freeze) shares every block
+// with the arena; Free leaves the unmapping to the garbage collector while
+// a view's hold is not released.
 type Arena struct {
-	b   [][]byte // block i covers positions [i<<16, (i+1)<<16); a big value's block covers more, the next ones are nil
-	pos uint32   // where the next value goes
-	own *chunkOwner
+	b     [][]byte // block i covers positions [i<<16, (i+1)<<16); a big value's block covers more, the next ones are nil
+	pos   uint32   // where the next value goes
+	own   *chunkOwner
+	holds []*Hold
+}
+
+// Freeze returns a read-only view of the values stored so far, valid
+// until h is released. O(blocks).
+func (a *Arena) Freeze(h *Hold) Arena {
+	pending(&a.holds)
+	a.holds = append(a.holds, h)
+	return Arena{b: slices.Clone(a.b), pos: a.pos, own: a.own}
 }
 
 const arenaShift = 16
@@ -252,9 +432,11 @@ func (a *Arena) Value(p uint32) []byte {
 // Size is the bytes the values take, with what blocks left unused.
 func (a *Arena) Size() int { return int(a.pos) }
 
-// Free unmaps the arena; it is empty afterwards.
+// Free unmaps the arena; it is empty afterwards. While a frozen view's
+// hold is not released, the view keeps the blocks, which are unmapped
+// once it is gone.
 func (a *Arena) Free() {
-	if a.own != nil {
+	if a.own != nil && !pending(&a.holds) {
 		a.own.free()
 	}
 	*a = Arena{}

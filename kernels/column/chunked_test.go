@@ -1,7 +1,9 @@
 package column
 
 import (
+	"fmt"
 	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -146,4 +148,93 @@ func TestMapped(t *testing.T) {
 	if m.S != nil {
 		t.Fatal("S kept after Free")
 	}
+}
+
+// TestChunkedFreeze checks copy-on-write: a frozen view keeps the values
+// of its barrier through writes by W and after Unshare, growth after a
+// freeze is not shared, and a released hold's replaced chunks are reused
+// (the next snapshots' copies allocate no chunk).
+func TestChunkedFreeze(t *testing.T) {
+	for _, mapped := range []bool{false, true} {
+		var a Chunked[int64]
+		n := 3 * ChunkLen
+		if mapped {
+			n = 2*minMapped/8 + 5 // past the heap chunks
+		}
+		a.Grow(n)
+		model := make([]int64, n)
+		for i := range int32(n) {
+			*a.At(i) = int64(i)
+			model[i] = int64(i)
+		}
+		var used int
+		for round := range 4 {
+			h := NewHold()
+			v, want := a.Freeze(h), slices.Clone(model)
+			for i := int32(round); i < int32(n); i += 3 {
+				*a.W(i) += 1000
+				model[i] += 1000
+			}
+			ids := []int32{1, ChunkLen + 1, int32(n - 1)}
+			a.Unshare(ids)
+			for _, i := range ids {
+				*a.At(i) = -int64(round)
+				model[i] = -int64(round)
+			}
+			if round == 0 {
+				a.Grow(n + ChunkLen) // new chunks are not frozen
+				*a.W(int32(n)) = 7
+			}
+			for i := range int32(n) {
+				if got := *v.At(i); got != want[i] {
+					t.Fatalf("mapped=%v round %d: frozen entry %d = %d, want %d", mapped, round, i, got, want[i])
+				}
+				if got := *a.At(i); got != model[i] {
+					t.Fatalf("mapped=%v round %d: entry %d = %d, want %d", mapped, round, i, got, model[i])
+				}
+			}
+			h.Release()
+			if round == 1 {
+				used = allocated(&a)
+			} else if round > 1 && allocated(&a) != used {
+				t.Fatalf("mapped=%v round %d: %d chunks, want %d: released copies not reused", mapped, round, allocated(&a), used)
+			}
+			a.Settle()
+			if r := a.Retained(); r != 0 {
+				t.Fatalf("mapped=%v: %d chunks retained after the release", mapped, r)
+			}
+		}
+	}
+}
+
+// allocated counts the chunks a holds, in use and spare.
+func allocated(a *Chunked[int64]) int {
+	n := len(a.c)
+	if a.cw != nil {
+		n += len(a.cw.spare) + len(a.cw.retired)
+	}
+	return n
+}
+
+// TestArenaFreeze: a frozen arena keeps its values through appends and a
+// Free (compaction) while its hold is pending.
+func TestArenaFreeze(t *testing.T) {
+	var a Arena
+	var pos []uint32
+	for i := range 40000 {
+		pos = append(pos, a.Append([]byte(fmt.Sprintf("key-%d", i))))
+	}
+	h := NewHold()
+	v := a.Freeze(h)
+	for i := range 40000 {
+		a.Append([]byte(fmt.Sprintf("more-%d", i)))
+	}
+	a.Free()
+	runtime.GC()
+	for i, p := range pos {
+		if got := string(v.Value(p)); got != fmt.Sprintf("key-%d", i) {
+			t.Fatalf("value %d = %q", i, got)
+		}
+	}
+	h.Release()
 }

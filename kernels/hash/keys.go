@@ -27,6 +27,10 @@ type KeyCol interface {
 	equal(id int32, k int) bool
 	store(id int32, k int)
 	release(ids []int32, t *Table)
+	// freeze returns a copy that shares the stored keys copy-on-write
+	// (column.Chunked.Freeze) until h is released; only Build may be
+	// called on it.
+	freeze(h *column.Hold) KeyCol
 	Build(mem memory.Allocator, ids []int32) arrow.Array
 }
 
@@ -181,9 +185,9 @@ func (c *htFixedKey) storeNew(ids, ks []int32) {
 }
 
 func (c *htFixedKey) store(id int32, k int) {
-	*c.vals.At(id) = c.cur[k]
+	*c.vals.W(id) = c.cur[k]
 	ok := c.curNull == nil || !c.curNull[k]
-	*c.valid.At(id) = ok
+	*c.valid.W(id) = ok
 	if !ok {
 		c.nullGroups = true
 	}
@@ -217,6 +221,10 @@ func (c *htFixedKey) equal(id int32, k int) bool {
 }
 
 func (c *htFixedKey) release([]int32, *Table) {}
+
+func (c *htFixedKey) freeze(h *column.Hold) KeyCol {
+	return &htFixedKey{dt: c.dt, out: c.out, vals: c.vals.Freeze(h), valid: c.valid.Freeze(h)}
+}
 
 func (c *htFixedKey) Build(mem memory.Allocator, ids []int32) arrow.Array {
 	return c.out(mem, c.dt, &c.vals, &c.valid, ids)
@@ -324,11 +332,11 @@ func (c *htStrKey) storeNew(ids, ks []int32) {
 
 func (c *htStrKey) store(id int32, k int) {
 	if c.curNull != nil && c.curNull[k] {
-		*c.off.At(id) = htNullPos
+		*c.off.W(id) = htNullPos
 		c.nullGroups = true
 		return
 	}
-	*c.off.At(id) = c.arena.Append(c.at(k))
+	*c.off.W(id) = c.arena.Append(c.at(k))
 }
 
 func (c *htStrKey) valid(id int32) bool { return *c.off.At(id) != htNullPos }
@@ -377,30 +385,61 @@ func (c *htStrKey) release(ids []int32, t *Table) {
 	var arena column.Arena
 	for id := range int32(t.Size()) {
 		if t.Live(id) && c.valid(id) {
-			*c.off.At(id) = arena.Append(c.key(id))
+			*c.off.W(id) = arena.Append(c.key(id))
 		}
 	}
 	c.arena.Free()
 	c.arena, c.garbage = arena, 0
 }
 
+func (c *htStrKey) freeze(h *column.Hold) KeyCol {
+	return &htStrKey{dt: c.dt, arena: c.arena.Freeze(h), off: c.off.Freeze(h)}
+}
+
+// Build emits the keys of ids in one pass over the arena: the values are
+// located once, then copied into the array's buffers.
 func (c *htStrKey) Build(mem memory.Allocator, ids []int32) arrow.Array {
-	b := array.NewStringBuilder(mem)
-	defer b.Release()
-	b.Reserve(len(ids))
-	total := 0
-	for _, id := range ids {
-		if c.valid(id) {
-			total += len(c.key(id))
-		}
-	}
-	b.ReserveData(total)
-	for _, id := range ids {
-		if !c.valid(id) {
-			b.AppendNull()
+	n := len(ids)
+	vals := make([][]byte, n)
+	total, nulls := 0, 0
+	for j, id := range ids {
+		if p := *c.off.At(id); p != htNullPos {
+			vals[j] = c.arena.Value(p)
+			total += len(vals[j])
 		} else {
-			b.BinaryBuilder.Append(c.key(id))
+			nulls++
 		}
 	}
-	return b.NewArray()
+	ob := memory.NewResizableBuffer(mem)
+	ob.Resize(arrow.Int32Traits.BytesRequired(n + 1))
+	offs := arrow.Int32Traits.CastFromBytes(ob.Bytes())
+	db := memory.NewResizableBuffer(mem)
+	db.Resize(total)
+	data := db.Bytes()
+	var vb *memory.Buffer
+	var valid []byte
+	if nulls > 0 {
+		vb = memory.NewResizableBuffer(mem)
+		vb.Resize(int(bitutil.BytesForBits(int64(n))))
+		valid = vb.Bytes()
+		clear(valid)
+	}
+	at := 0
+	offs[0] = 0
+	for j, v := range vals {
+		if valid != nil && *c.off.At(ids[j]) != htNullPos {
+			bitutil.SetBit(valid, j)
+		}
+		at += copy(data[at:], v)
+		offs[j+1] = int32(at)
+	}
+	d := array.NewData(c.dt, n, []*memory.Buffer{vb, ob, db}, nil, nulls, 0)
+	a := array.MakeFromData(d)
+	d.Release()
+	ob.Release()
+	db.Release()
+	if vb != nil {
+		vb.Release()
+	}
+	return a
 }

@@ -273,6 +273,18 @@ func (t *Table) Lookup(ends []int64, rows []int32, cols []arrow.Array, n int) []
 	return ids
 }
 
+// FreezeKeys returns copies of the key columns that keep the keys of the
+// ids allocated so far as they are until h is released, while the table
+// goes on (copy-on-write: column.Chunked.Freeze); only their Build may be
+// called. O(chunks).
+func (t *Table) FreezeKeys(h *column.Hold) []KeyCol {
+	keys := make([]KeyCol, len(t.Keys))
+	for i, c := range t.Keys {
+		keys[i] = c.freeze(h)
+	}
+	return keys
+}
+
 // Find is lookup without inserting: the id of every entry k < n that the
 // table holds, -1 for the others. Hashes are left in t.hs.
 func (t *Table) Find(ends []int64, rows []int32, cols []arrow.Array, n int) []int32 {
@@ -351,8 +363,8 @@ func (t *Table) lookupFixed1(ends []int64, fk *htFixedKey) []int32 {
 					fk.grow(t.Size())
 				}
 				tends, kvals = t.ends, fk.vals
-				*kvals.At(id) = v
-				*fk.valid.At(id) = true
+				*fk.vals.W(id) = v
+				*fk.valid.W(id) = true
 				break
 			}
 			if s>>32 == tag {

@@ -18,6 +18,51 @@ import (
 type postAgg struct {
 	in    *scope
 	subst map[string]int
+
+	// fps and byFP find an expression's key by its fingerprint, without
+	// rendering every sub-expression (lookup).
+	fps     *fingerprinter
+	byFP    map[fpKey][]string
+	indexed int // len(subst) when byFP was built
+}
+
+type fpKey struct {
+	h uint64
+	n int
+}
+
+// lookup is the aggregate output column that e (a group key, an
+// aggregate call, a window bound) is, by its SQL text.
+func (p *postAgg) lookup(e Expr) (int, bool) {
+	if p.byFP == nil || p.indexed != len(p.subst) {
+		p.index()
+	}
+	x := p.fps.of(e)
+	keys := p.byFP[fpKey{x.h, x.n}]
+	if len(keys) == 0 {
+		return 0, false
+	}
+	text := e.String() // a candidate: confirm on the text
+	for _, k := range keys {
+		if k == text {
+			idx, ok := p.subst[k]
+			return idx, ok
+		}
+	}
+	return 0, false
+}
+
+// index fingerprints the keys of subst (which only grows).
+func (p *postAgg) index() {
+	if p.fps == nil {
+		p.fps = newFingerprinter()
+	}
+	p.byFP = map[fpKey][]string{}
+	for k := range p.subst {
+		x := fingerprintOf(k)
+		p.byFP[fpKey{x.h, x.n}] = append(p.byFP[fpKey{x.h, x.n}], k)
+	}
+	p.indexed = len(p.subst)
 }
 
 // windowStartAliases are Flink's group-window auxiliary functions; they

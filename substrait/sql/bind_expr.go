@@ -222,7 +222,7 @@ var binaryFuncs = map[BinaryOp]string{
 // output columns.
 func (b *binder) expr(e Expr, sc *scope) (bound, error) {
 	if b.post != nil {
-		if idx, ok := b.post.subst[e.String()]; ok {
+		if idx, ok := b.post.lookup(e); ok {
 			return bound{pb: substrait.FieldRef(idx), typ: sc.cols[idx].typ, col: idx}, nil
 		}
 	}

@@ -30,8 +30,17 @@ func (p *parser) parseExprList() ([]Expr, error) {
 	}
 }
 
-func binary(op BinaryOp, l, r Expr, opPos Pos) *BinaryExpr {
-	return &BinaryExpr{Op: op, Left: l, Right: r, Pos: l.Position(), OpPos: opPos}
+// binary makes l op r. Chains of binary operators are parsed in loops,
+// not by recursion, but the binder and the planner walk the tree they
+// make recursively: maxOperators bounds them per statement, so that a
+// hostile megabyte of "a + a + ..." is an error instead of a stack
+// overflow that ends the process.
+func (p *parser) binary(op BinaryOp, l, r Expr, opPos Pos) (Expr, error) {
+	p.ops++
+	if p.ops > maxOperators {
+		return nil, p.errorf(opPos, "expression too long: more than %d operators in one statement", maxOperators)
+	}
+	return &BinaryExpr{Op: op, Left: l, Right: r, Pos: l.Position(), OpPos: opPos}, nil
 }
 
 func (p *parser) parseOr() (Expr, error) {
@@ -40,7 +49,7 @@ func (p *parser) parseOr() (Expr, error) {
 		op := p.next()
 		var right Expr
 		if right, err = p.parseAnd(); err == nil {
-			left = binary(OpOr, left, right, op.pos)
+			left, err = p.binary(OpOr, left, right, op.pos)
 		}
 	}
 	return left, err
@@ -52,7 +61,7 @@ func (p *parser) parseAnd() (Expr, error) {
 		op := p.next()
 		var right Expr
 		if right, err = p.parseNot(); err == nil {
-			left = binary(OpAnd, left, right, op.pos)
+			left, err = p.binary(OpAnd, left, right, op.pos)
 		}
 	}
 	return left, err
@@ -93,7 +102,9 @@ func (p *parser) parseComparison() (Expr, error) {
 			if err != nil {
 				return nil, err
 			}
-			left = binary(op, left, right, t.pos)
+			if left, err = p.binary(op, left, right, t.pos); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		if isKw(t, "IS") {
@@ -174,7 +185,7 @@ func (p *parser) parseIs(left Expr) (Expr, error) {
 		if not {
 			op = OpIsNotDistinctFrom
 		}
-		return binary(op, left, right, is.pos), nil
+		return p.binary(op, left, right, is.pos)
 	default:
 		return nil, p.errExpected("NULL, TRUE, FALSE or DISTINCT FROM")
 	}
@@ -218,7 +229,7 @@ func (p *parser) parseLeftAssoc(operand func() (Expr, error), ops ...BinaryOp) (
 		p.next()
 		var right Expr
 		if right, err = operand(); err == nil {
-			left = binary(op, left, right, t.pos)
+			left, err = p.binary(op, left, right, t.pos)
 		}
 	}
 	return left, err

@@ -55,7 +55,30 @@ func exprPrec(e Expr) int {
 	return precPrimary
 }
 
-type printer struct{ strings.Builder }
+// printer writes SQL text, or with fp set only the fingerprint of the
+// text it would write (fingerprint.go).
+type printer struct {
+	b  strings.Builder
+	fp *fingerprinter
+}
+
+func (p *printer) WriteString(s string) {
+	if p.fp != nil {
+		p.fp.cur.writeString(s)
+		return
+	}
+	p.b.WriteString(s)
+}
+
+func (p *printer) WriteByte(c byte) error {
+	if p.fp != nil {
+		p.fp.cur.writeByte(c)
+		return nil
+	}
+	return p.b.WriteByte(c)
+}
+
+func (p *printer) String() string { return p.b.String() }
 
 func (p *printer) expr(e Expr, min int) {
 	if e == nil {
@@ -67,6 +90,15 @@ func (p *printer) expr(e Expr, min int) {
 		p.WriteByte(')')
 		return
 	}
+	if p.fp != nil {
+		p.fp.node(e, func() { p.exprBody(e) })
+		return
+	}
+	p.exprBody(e)
+}
+
+// exprBody prints e without the parentheses its context may need.
+func (p *printer) exprBody(e Expr) {
 	switch e := e.(type) {
 	case *ColumnRef:
 		if e.Table != nil {
@@ -117,6 +149,17 @@ func (p *printer) expr(e Expr, min int) {
 		}
 		// "- -1" must not print as "--1", which starts a comment, and
 		// "-(1)" not as "-1", which would read back as a folded literal.
+		if p.fp != nil {
+			x := p.fp.measure(func() { p.expr(e.X, precUnary) })
+			if e.Op == OpNeg && x.n > 0 && strings.ContainsRune("-.0123456789", rune(x.first)) {
+				p.WriteByte('(')
+				p.fp.cur.append(x)
+				p.WriteByte(')')
+			} else {
+				p.fp.cur.append(x)
+			}
+			break
+		}
 		var x printer
 		x.expr(e.X, precUnary)
 		if xs := x.String(); e.Op == OpNeg && xs != "" && strings.ContainsRune("-.0123456789", rune(xs[0])) {

@@ -9,6 +9,9 @@ import (
 // that hostile input yields an error instead of exhausting the stack.
 const maxDepth = 500
 
+// maxOperators bounds the binary operators of one statement (expr.go).
+const maxOperators = 20_000
+
 // reserved words cannot be used as unquoted identifiers.
 var reserved = setOf(
 	"ALL", "AND", "AS", "ASC", "BETWEEN", "BOTH", "BY", "CASE", "CAST", "CROSS",
@@ -46,6 +49,7 @@ type parser struct {
 	toks  []token
 	i     int
 	depth int
+	ops   int // binary operators in the current statement
 }
 
 // Parse parses a script of ';'-separated statements. The error, if any, is
@@ -62,6 +66,7 @@ func Parse(src string) (*Script, error) {
 		if p.peek().kind == tokEOF {
 			break
 		}
+		p.ops = 0
 		st, err := p.parseStatement()
 		if err != nil {
 			return nil, err

@@ -6,29 +6,18 @@ import (
 	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 
+	"github.com/clink-dev/clink/connectors/formats/internal/arrowcol"
 	"github.com/clink-dev/clink/vector"
 )
 
 // encColumn is one column's writer, bound to one record's array so that
 // the row loop only switches on a small integer.
 type encColumn struct {
-	kind     kind
-	nullable bool   // written as the union ["null", T]
-	nulls    []byte // validity bitmap; nil when the array has no nulls
-	off      int    // the array's offset into nulls
-
-	v1  []int8
-	v2  []int16
-	v4  []int32
-	v8  []int64
-	f4  []float32
-	f8  []float64
-	str *array.String
-	bl  *array.Boolean
-	dec []decimal128.Num
+	kind     arrowcol.Kind
+	nullable bool // written as the union ["null", T]
+	arrowcol.Values
 }
 
 // Encoder writes rows as Avro binary records of the schema
@@ -47,7 +36,7 @@ func NewEncoder(schema *arrow.Schema) (*Encoder, error) {
 	}
 	e := &Encoder{schema: schema, cols: make([]encColumn, schema.NumFields())}
 	for c, f := range schema.Fields() {
-		e.cols[c] = encColumn{kind: columnKind(f.Type), nullable: f.Nullable}
+		e.cols[c] = encColumn{kind: arrowcol.KindOf(f.Type), nullable: f.Nullable}
 	}
 	return e, nil
 }
@@ -62,38 +51,8 @@ func (e *Encoder) bind(rec arrow.RecordBatch) {
 		panic(fmt.Sprintf("avro encoder: record has %d columns, schema %d", rec.NumCols(), len(e.cols)))
 	}
 	for c := range e.cols {
-		col := &e.cols[c]
-		arr := rec.Column(c)
-		col.nulls, col.off = nil, 0
-		if arr.NullN() > 0 {
-			col.nulls = arr.NullBitmapBytes()
-			col.off = arr.Data().Offset()
-		}
-		switch a := arr.(type) {
-		case *array.Int8:
-			col.v1 = a.Values()
-		case *array.Int16:
-			col.v2 = a.Values()
-		case *array.Int32:
-			col.v4 = a.Values()
-		case *array.Date32:
-			col.v4 = arrow.Int32Traits.CastFromBytes(arrow.Date32Traits.CastToBytes(a.Date32Values()))
-		case *array.Int64:
-			col.v8 = a.Values()
-		case *array.Timestamp:
-			col.v8 = arrow.Int64Traits.CastFromBytes(arrow.TimestampTraits.CastToBytes(a.TimestampValues()))
-		case *array.Float32:
-			col.f4 = a.Values()
-		case *array.Float64:
-			col.f8 = a.Values()
-		case *array.String:
-			col.str = a
-		case *array.Boolean:
-			col.bl = a
-		case *array.Decimal128:
-			col.dec = a.Values()
-		default:
-			panic(fmt.Sprintf("avro encoder: column %d is %s, not %s", c, arr.DataType(), e.schema.Field(c).Type))
+		if !e.cols[c].Bind(rec.Column(c)) {
+			panic(fmt.Sprintf("avro encoder: column %d is %s, not %s", c, rec.Column(c).DataType(), e.schema.Field(c).Type))
 		}
 	}
 	e.rec = rec
@@ -135,41 +94,39 @@ func (e *Encoder) row(dst []byte, i int) []byte {
 	for c := range e.cols {
 		col := &e.cols[c]
 		if col.nullable {
-			if col.nulls != nil {
-				if j := col.off + i; col.nulls[j>>3]&(1<<(j&7)) == 0 {
-					dst = append(dst, 0) // branch 0: null
-					continue
-				}
+			if col.IsNull(i) {
+				dst = append(dst, 0) // branch 0: null
+				continue
 			}
 			dst = append(dst, 2) // branch 1, zig-zag encoded
 		}
 		// A NOT NULL column holding a null (which the planner prevents)
 		// is written with the value its slot holds.
 		switch col.kind {
-		case kInt64, kTsMilli, kTsMicro:
-			dst = appendLong(dst, col.v8[i])
-		case kFloat64:
-			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(col.f8[i]))
-		case kString:
-			s := col.str.Value(i)
+		case arrowcol.Int64, arrowcol.TimestampMs, arrowcol.TimestampUs:
+			dst = appendLong(dst, col.I64[i])
+		case arrowcol.Float64:
+			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(col.F64[i]))
+		case arrowcol.String:
+			s := col.Str.Value(i)
 			dst = appendLong(dst, int64(len(s)))
 			dst = append(dst, s...)
-		case kInt32, kDate32:
-			dst = appendLong(dst, int64(col.v4[i]))
-		case kInt16:
-			dst = appendLong(dst, int64(col.v2[i]))
-		case kInt8:
-			dst = appendLong(dst, int64(col.v1[i]))
-		case kFloat32:
-			dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(col.f4[i]))
-		case kBool:
-			if col.bl.Value(i) {
+		case arrowcol.Int32, arrowcol.Date:
+			dst = appendLong(dst, int64(col.I32[i]))
+		case arrowcol.Int16:
+			dst = appendLong(dst, int64(col.I16[i]))
+		case arrowcol.Int8:
+			dst = appendLong(dst, int64(col.I8[i]))
+		case arrowcol.Float32:
+			dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(col.F32[i]))
+		case arrowcol.Bool:
+			if col.Bool.Value(i) {
 				dst = append(dst, 1)
 			} else {
 				dst = append(dst, 0)
 			}
-		case kDecimal:
-			dst = appendDecimal(dst, col.dec[i])
+		case arrowcol.Decimal:
+			dst = appendDecimal(dst, col.Dec[i])
 		}
 	}
 	return dst

@@ -8,6 +8,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+
+	"github.com/clink-dev/clink/connectors/formats/internal/arrowcol"
 )
 
 // exec runs a program over one record into row d.n.
@@ -42,8 +44,8 @@ func (d *Decoder) exec(ops []op, b []byte) *RecordError {
 			if j < 0 {
 				return fail(o, i, varintReason(j))
 			}
-			col.v8[n] = uint64(v)
-			col.setValid(n)
+			col.V8[n] = uint64(v)
+			col.SetValid(n)
 			i = j
 
 		case opString:
@@ -61,25 +63,25 @@ func (d *Decoder) exec(ops []op, b []byte) *RecordError {
 			if !utf8.Valid(s) {
 				return fail(o, j, "invalid UTF-8 in a string")
 			}
-			if start := int(col.off[n]); l <= 16 && len(b)-j >= 16 && len(col.dat)-start >= 16 {
+			if start := int(col.Off[n]); l <= 16 && len(b)-j >= 16 && len(col.Dat)-start >= 16 {
 				// Short string: two word moves instead of a memmove
 				// call. The bytes past its end land in spare capacity,
 				// which the next value overwrites.
-				binary.LittleEndian.PutUint64(col.dat[start:], binary.LittleEndian.Uint64(b[j:]))
-				binary.LittleEndian.PutUint64(col.dat[start+8:], binary.LittleEndian.Uint64(b[j+8:]))
-				col.off[n+1] = int32(start + int(l))
-			} else if !col.putString(n, s) {
+				binary.LittleEndian.PutUint64(col.Dat[start:], binary.LittleEndian.Uint64(b[j:]))
+				binary.LittleEndian.PutUint64(col.Dat[start+8:], binary.LittleEndian.Uint64(b[j+8:]))
+				col.Off[n+1] = int32(start + int(l))
+			} else if !col.PutString(n, s) {
 				return fail(o, j, "string data of the batch exceeds 2 GiB; flush more often")
 			}
-			col.setValid(n)
+			col.SetValid(n)
 			i = j + int(l)
 
 		case opDouble:
 			if len(b)-i < 8 {
 				return fail(o, i, reasonTruncated)
 			}
-			col.v8[n] = binary.LittleEndian.Uint64(b[i:])
-			col.setValid(n)
+			col.V8[n] = binary.LittleEndian.Uint64(b[i:])
+			col.SetValid(n)
 			i += 8
 
 		case opNarrow:
@@ -88,17 +90,17 @@ func (d *Decoder) exec(ops []op, b []byte) *RecordError {
 				return fail(o, i, varintReason(j))
 			}
 			if v < o.lo || v > o.hi {
-				return fail(o, i, fmt.Sprintf("%d out of range for %s", v, col.typ))
+				return fail(o, i, fmt.Sprintf("%d out of range for %s", v, col.Type))
 			}
-			switch col.kind {
-			case kInt32, kDate32:
-				col.v4[n] = uint32(v)
-			case kInt16:
-				col.v2[n] = uint16(v)
+			switch col.Kind {
+			case arrowcol.Int32, arrowcol.Date:
+				col.V4[n] = uint32(v)
+			case arrowcol.Int16:
+				col.V2[n] = uint16(v)
 			default:
-				col.v1[n] = byte(v)
+				col.V1[n] = byte(v)
 			}
-			col.setValid(n)
+			col.SetValid(n)
 			i = j
 
 		case opInt:
@@ -109,8 +111,8 @@ func (d *Decoder) exec(ops []op, b []byte) *RecordError {
 			if v != int64(int32(v)) {
 				return fail(o, i, fmt.Sprintf("invalid int encoding (%d does not fit 32 bits)", v))
 			}
-			col.v8[n] = uint64(v)
-			col.setValid(n)
+			col.V8[n] = uint64(v)
+			col.SetValid(n)
 			i = j
 
 		case opTsMul:
@@ -119,10 +121,10 @@ func (d *Decoder) exec(ops []op, b []byte) *RecordError {
 				return fail(o, i, varintReason(j))
 			}
 			if v > math.MaxInt64/o.mul || v < math.MinInt64/o.mul {
-				return fail(o, i, fmt.Sprintf("%d out of range for %s", v, col.typ))
+				return fail(o, i, fmt.Sprintf("%d out of range for %s", v, col.Type))
 			}
-			col.v8[n] = uint64(v * o.mul)
-			col.setValid(n)
+			col.V8[n] = uint64(v * o.mul)
+			col.SetValid(n)
 			i = j
 
 		case opTsDiv:
@@ -134,16 +136,16 @@ func (d *Decoder) exec(ops []op, b []byte) *RecordError {
 			if v%o.mul < 0 {
 				q--
 			}
-			col.v8[n] = uint64(q)
-			col.setValid(n)
+			col.V8[n] = uint64(q)
+			col.SetValid(n)
 			i = j
 
 		case opFloat:
 			if len(b)-i < 4 {
 				return fail(o, i, reasonTruncated)
 			}
-			col.v4[n] = binary.LittleEndian.Uint32(b[i:])
-			col.setValid(n)
+			col.V4[n] = binary.LittleEndian.Uint32(b[i:])
+			col.SetValid(n)
 			i += 4
 
 		case opFloatF64:
@@ -151,8 +153,8 @@ func (d *Decoder) exec(ops []op, b []byte) *RecordError {
 				return fail(o, i, reasonTruncated)
 			}
 			f := math.Float32frombits(binary.LittleEndian.Uint32(b[i:]))
-			col.v8[n] = math.Float64bits(float64(f))
-			col.setValid(n)
+			col.V8[n] = math.Float64bits(float64(f))
+			col.SetValid(n)
 			i += 4
 
 		case opLongF64:
@@ -160,8 +162,8 @@ func (d *Decoder) exec(ops []op, b []byte) *RecordError {
 			if j < 0 {
 				return fail(o, i, varintReason(j))
 			}
-			col.v8[n] = math.Float64bits(float64(v))
-			col.setValid(n)
+			col.V8[n] = math.Float64bits(float64(v))
+			col.SetValid(n)
 			i = j
 
 		case opLongF32:
@@ -169,8 +171,8 @@ func (d *Decoder) exec(ops []op, b []byte) *RecordError {
 			if j < 0 {
 				return fail(o, i, varintReason(j))
 			}
-			col.v4[n] = math.Float32bits(float32(v))
-			col.setValid(n)
+			col.V4[n] = math.Float32bits(float32(v))
+			col.SetValid(n)
 			i = j
 
 		case opEnum:
@@ -181,10 +183,10 @@ func (d *Decoder) exec(ops []op, b []byte) *RecordError {
 			if v < 0 || v >= int64(len(o.symOff)-1) {
 				return fail(o, i, fmt.Sprintf("enum index %d out of range (%d symbols)", v, len(o.symOff)-1))
 			}
-			if !col.putString(n, o.syms[o.symOff[v]:o.symOff[v+1]]) {
+			if !col.PutString(n, o.syms[o.symOff[v]:o.symOff[v+1]]) {
 				return fail(o, i, "string data of the batch exceeds 2 GiB; flush more often")
 			}
-			col.setValid(n)
+			col.SetValid(n)
 			i = j
 
 		case opBool:
@@ -193,13 +195,13 @@ func (d *Decoder) exec(ops []op, b []byte) *RecordError {
 			}
 			switch b[i] {
 			case 0:
-				bitutil.ClearBit(col.v1, n)
+				bitutil.ClearBit(col.V1, n)
 			case 1:
-				bitutil.SetBit(col.v1, n)
+				bitutil.SetBit(col.V1, n)
 			default:
 				return fail(o, i, fmt.Sprintf("invalid boolean byte %#02x", b[i]))
 			}
-			col.setValid(n)
+			col.SetValid(n)
 			i++
 
 		case opDecBytes, opDecFixed:
@@ -231,10 +233,10 @@ func (d *Decoder) exec(ops []op, b []byte) *RecordError {
 				v = v.Mul(o.scaleMul)
 			}
 			if !ok || !v.FitsInPrecision(col.prec) {
-				return fail(o, start, fmt.Sprintf("decimal out of range for %s", col.typ))
+				return fail(o, start, fmt.Sprintf("decimal out of range for %s", col.Type))
 			}
-			col.v8[2*n], col.v8[2*n+1] = v.LowBits(), uint64(v.HighBits())
-			col.setValid(n)
+			col.PutDecimal(n, v)
+			col.SetValid(n)
 
 		case opSkip:
 			j, r := skip(o.skip, b, i, 0)

@@ -7,6 +7,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	hamba "github.com/hamba/avro/v2"
+
+	"github.com/clink-dev/clink/connectors/formats/internal/arrowcol"
 )
 
 // opcode is one step of a compiled program.
@@ -99,8 +101,9 @@ func (d *Decoder) Writer(writerSchema string) (*Writer, error) {
 		matched[fc] = wf.Name()
 		// A column that is not needed is still checked to be readable,
 		// as it would be if it were.
-		probe := column{name: f.Name, typ: f.Type, kind: columnKind(f.Type), nullable: f.Nullable}
-		if probe.kind == kDecimal {
+		probe := column{name: f.Name, nullable: f.Nullable}
+		probe.Init(f.Type)
+		if probe.Kind == arrowcol.Decimal {
 			t := f.Type.(*arrow.Decimal128Type)
 			probe.prec, probe.scale = t.Precision, t.Scale
 		}
@@ -208,13 +211,13 @@ func (c *compiler) scalar(col *column, t hamba.Schema) (op, error) {
 	case typ == hamba.Null:
 		o.code = opNull
 		return o, nil
-	case col.kind == kString && (typ == hamba.String || typ == hamba.Bytes) && logical == "":
+	case col.Kind == arrowcol.String && (typ == hamba.String || typ == hamba.Bytes) && logical == "":
 		o.code = opString
 		return o, nil
-	case col.kind == kString && typ == hamba.String: // uuid and the like
+	case col.Kind == arrowcol.String && typ == hamba.String: // uuid and the like
 		o.code = opString
 		return o, nil
-	case col.kind == kString && typ == hamba.Enum:
+	case col.Kind == arrowcol.String && typ == hamba.Enum:
 		o.code = opEnum
 		for _, sym := range t.(*hamba.EnumSchema).Symbols() {
 			o.symOff = append(o.symOff, int32(len(o.syms)))
@@ -222,45 +225,45 @@ func (c *compiler) scalar(col *column, t hamba.Schema) (op, error) {
 		}
 		o.symOff = append(o.symOff, int32(len(o.syms)))
 		return o, nil
-	case col.kind == kBool && typ == hamba.Boolean:
+	case col.Kind == arrowcol.Bool && typ == hamba.Boolean:
 		o.code = opBool
 		return o, nil
-	case col.kind == kInt64 && typ == hamba.Long:
+	case col.Kind == arrowcol.Int64 && typ == hamba.Long:
 		o.code = opLong
 		return o, nil
-	case col.kind == kInt64 && typ == hamba.Int && logical == "":
+	case col.Kind == arrowcol.Int64 && typ == hamba.Int && logical == "":
 		o.code = opInt
 		return o, nil
-	case (col.kind == kInt8 || col.kind == kInt16 || col.kind == kInt32) && (typ == hamba.Int || typ == hamba.Long) && logical == "":
+	case (col.Kind == arrowcol.Int8 || col.Kind == arrowcol.Int16 || col.Kind == arrowcol.Int32) && (typ == hamba.Int || typ == hamba.Long) && logical == "":
 		o.code = opNarrow
-		switch col.kind {
-		case kInt8:
+		switch col.Kind {
+		case arrowcol.Int8:
 			o.lo, o.hi = math.MinInt8, math.MaxInt8
-		case kInt16:
+		case arrowcol.Int16:
 			o.lo, o.hi = math.MinInt16, math.MaxInt16
 		default:
 			o.lo, o.hi = math.MinInt32, math.MaxInt32
 		}
 		return o, nil
-	case col.kind == kDate32 && typ == hamba.Int && logical == hamba.Date:
+	case col.Kind == arrowcol.Date && typ == hamba.Int && logical == hamba.Date:
 		o.code, o.lo, o.hi = opNarrow, math.MinInt32, math.MaxInt32
 		return o, nil
-	case col.kind == kFloat64 && typ == hamba.Double:
+	case col.Kind == arrowcol.Float64 && typ == hamba.Double:
 		o.code = opDouble
 		return o, nil
-	case col.kind == kFloat64 && typ == hamba.Float:
+	case col.Kind == arrowcol.Float64 && typ == hamba.Float:
 		o.code = opFloatF64
 		return o, nil
-	case col.kind == kFloat64 && (typ == hamba.Int || typ == hamba.Long) && logical == "":
+	case col.Kind == arrowcol.Float64 && (typ == hamba.Int || typ == hamba.Long) && logical == "":
 		o.code = opLongF64
 		return o, nil
-	case col.kind == kFloat32 && typ == hamba.Float:
+	case col.Kind == arrowcol.Float32 && typ == hamba.Float:
 		o.code = opFloat
 		return o, nil
-	case col.kind == kFloat32 && (typ == hamba.Int || typ == hamba.Long) && logical == "":
+	case col.Kind == arrowcol.Float32 && (typ == hamba.Int || typ == hamba.Long) && logical == "":
 		o.code = opLongF32
 		return o, nil
-	case (col.kind == kTsMilli || col.kind == kTsMicro) && typ == hamba.Long:
+	case (col.Kind == arrowcol.TimestampMs || col.Kind == arrowcol.TimestampUs) && typ == hamba.Long:
 		micros := false
 		switch logical {
 		case hamba.TimestampMicros, hamba.LocalTimestampMicros:
@@ -268,10 +271,10 @@ func (c *compiler) scalar(col *column, t hamba.Schema) (op, error) {
 		case "", hamba.TimestampMillis, hamba.LocalTimestampMillis:
 			// A plain long is epoch milliseconds, Clink's event time.
 		default:
-			return op{}, fmt.Errorf("cannot read Avro long %s into %s column %q", logical, col.typ, col.name)
+			return op{}, fmt.Errorf("cannot read Avro long %s into %s column %q", logical, col.Type, col.name)
 		}
 		switch {
-		case micros == (col.kind == kTsMicro):
+		case micros == (col.Kind == arrowcol.TimestampUs):
 			o.code = opLong
 		case micros:
 			o.code, o.mul = opTsDiv, 1000
@@ -279,10 +282,10 @@ func (c *compiler) scalar(col *column, t hamba.Schema) (op, error) {
 			o.code, o.mul = opTsMul, 1000
 		}
 		return o, nil
-	case col.kind == kDecimal && dec != nil && (typ == hamba.Bytes || typ == hamba.Fixed):
+	case col.Kind == arrowcol.Decimal && dec != nil && (typ == hamba.Bytes || typ == hamba.Fixed):
 		ws := int32(dec.Scale())
 		if ws > col.scale {
-			return op{}, fmt.Errorf("cannot read Avro decimal(%d,%d) into %s column %q: its scale is larger", dec.Precision(), ws, col.typ, col.name)
+			return op{}, fmt.Errorf("cannot read Avro decimal(%d,%d) into %s column %q: its scale is larger", dec.Precision(), ws, col.Type, col.name)
 		}
 		if ws < col.scale {
 			o.scaleUp, o.scaleMul = true, decimal128.GetScaleMultiplier(int(col.scale-ws))
@@ -294,7 +297,7 @@ func (c *compiler) scalar(col *column, t hamba.Schema) (op, error) {
 		}
 		return o, nil
 	}
-	return op{}, fmt.Errorf("cannot read Avro %s into %s column %q", describe(t, logical), col.typ, col.name)
+	return op{}, fmt.Errorf("cannot read Avro %s into %s column %q", describe(t, logical), col.Type, col.name)
 }
 
 func describe(t hamba.Schema, logical hamba.LogicalType) string {

@@ -6,62 +6,9 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/clink-dev/clink/connectors/formats/internal/arrowcol"
 )
-
-// kind is a column's type as the decoder and encoder handle it.
-type kind uint8
-
-const (
-	kInvalid kind = iota
-	kInt8
-	kInt16
-	kInt32
-	kInt64
-	kFloat32
-	kFloat64
-	kString
-	kBool
-	kTsMilli // timestamp(ms)
-	kTsMicro // timestamp(us)
-	kDate32
-	kDecimal
-)
-
-// columnKind maps an Arrow type to the kind the format handles it as.
-func columnKind(dt arrow.DataType) kind {
-	switch dt.ID() {
-	case arrow.INT8:
-		return kInt8
-	case arrow.INT16:
-		return kInt16
-	case arrow.INT32:
-		return kInt32
-	case arrow.INT64:
-		return kInt64
-	case arrow.FLOAT32:
-		return kFloat32
-	case arrow.FLOAT64:
-		return kFloat64
-	case arrow.STRING:
-		return kString
-	case arrow.BOOL:
-		return kBool
-	case arrow.DATE32:
-		return kDate32
-	case arrow.TIMESTAMP:
-		switch dt.(*arrow.TimestampType).Unit {
-		case arrow.Millisecond:
-			return kTsMilli
-		case arrow.Microsecond:
-			return kTsMicro
-		}
-	case arrow.DECIMAL128:
-		if t := dt.(*arrow.Decimal128Type); 1 <= t.Precision && t.Precision <= 38 && 0 <= t.Scale && t.Scale <= t.Precision {
-			return kDecimal
-		}
-	}
-	return kInvalid
-}
 
 // DefaultName is the full name of the record SchemaFor derives when given
 // no name: Flink's AvroSchemaConverter's.
@@ -75,7 +22,7 @@ const DefaultName = "org.apache.flink.avro.generated.record"
 func CheckSchema(schema *arrow.Schema) error {
 	seen := make(map[string]bool, schema.NumFields())
 	for _, f := range schema.Fields() {
-		if columnKind(f.Type) == kInvalid {
+		if arrowcol.KindOf(f.Type) == arrowcol.Invalid {
 			return fmt.Errorf("avro format: column %q: type %s is not supported", f.Name, f.Type)
 		}
 		if !validName(f.Name) {
@@ -163,26 +110,26 @@ func SchemaFor(schema *arrow.Schema, name string) (string, error) {
 
 // typeJSON is the Avro type of a column of type dt (CheckSchema passed).
 func typeJSON(dt arrow.DataType) string {
-	switch columnKind(dt) {
-	case kInt8, kInt16, kInt32:
+	switch arrowcol.KindOf(dt) {
+	case arrowcol.Int8, arrowcol.Int16, arrowcol.Int32:
 		return `"int"`
-	case kInt64:
+	case arrowcol.Int64:
 		return `"long"`
-	case kFloat32:
+	case arrowcol.Float32:
 		return `"float"`
-	case kFloat64:
+	case arrowcol.Float64:
 		return `"double"`
-	case kString:
+	case arrowcol.String:
 		return `"string"`
-	case kBool:
+	case arrowcol.Bool:
 		return `"boolean"`
-	case kTsMilli:
+	case arrowcol.TimestampMs:
 		return `{"type":"long","logicalType":"timestamp-millis"}`
-	case kTsMicro:
+	case arrowcol.TimestampUs:
 		return `{"type":"long","logicalType":"timestamp-micros"}`
-	case kDate32:
+	case arrowcol.Date:
 		return `{"type":"int","logicalType":"date"}`
-	case kDecimal:
+	case arrowcol.Decimal:
 		t := dt.(*arrow.Decimal128Type)
 		return fmt.Sprintf(`{"type":"bytes","logicalType":"decimal","precision":%d,"scale":%d}`, t.Precision, t.Scale)
 	}

@@ -4,186 +4,9 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+
+	"github.com/clink-dev/clink/connectors/formats/internal/arrowcol"
 )
-
-// decNumber is a JSON number scanned for a DECIMAL column: its value is
-// D × 10^exp, where D is the integer formed by its significant digits (the
-// mantissa's digits from the first non-zero one on, trailing zeros
-// included).
-type decNumber struct {
-	neg  bool
-	mant uint64 // D when nd <= 19
-	nd   int    // number of digits of D; 0 when the value is zero
-	sig  int    // index of D's first digit in the text
-	end  int    // index after the mantissa's last digit
-	exp  int64
-}
-
-// maxDecExp saturates exponents while they are read. It is far beyond
-// both any scale and any line length, so a saturated exponent decides
-// overflow or underflow exactly as the true one would.
-const maxDecExp = 1 << 40
-
-// scanDecimal reads the JSON number at b[i:] exactly. ok is false if no
-// valid JSON number starts there; the caller reports why (scanNumber gives
-// the same verdict with a syntax error).
-func scanDecimal(b []byte, i int) (n decNumber, end int, ok bool) {
-	j := i
-	if j < len(b) && b[j] == '-' {
-		n.neg = true
-		j++
-	}
-	if j >= len(b) {
-		return n, 0, false
-	}
-	switch c := b[j]; {
-	case c == '0':
-		j++
-	case '1' <= c && c <= '9':
-		n.sig = j
-		for j < len(b) {
-			c := b[j] - '0'
-			if c > 9 {
-				break
-			}
-			n.mant = n.mant*10 + uint64(c) // wraps beyond 19 digits: unused then
-			n.nd++
-			j++
-		}
-	default:
-		return n, 0, false
-	}
-	var frac int64
-	if j < len(b) && b[j] == '.' {
-		j++
-		k := j
-		for j < len(b) {
-			c := b[j] - '0'
-			if c > 9 {
-				break
-			}
-			if n.nd == 0 && c != 0 {
-				n.sig = j
-			}
-			if n.nd > 0 || c != 0 {
-				n.mant = n.mant*10 + uint64(c)
-				n.nd++
-			}
-			j++
-		}
-		if j == k {
-			return n, 0, false
-		}
-		frac = int64(j - k)
-	}
-	n.end = j
-	if j < len(b) && (b[j] == 'e' || b[j] == 'E') {
-		j++
-		eneg := false
-		if j < len(b) && (b[j] == '+' || b[j] == '-') {
-			eneg = b[j] == '-'
-			j++
-		}
-		k := j
-		for j < len(b) {
-			c := b[j] - '0'
-			if c > 9 {
-				break
-			}
-			if n.exp < maxDecExp {
-				n.exp = n.exp*10 + int64(c)
-			}
-			j++
-		}
-		if j == k {
-			return n, 0, false
-		}
-		if eneg {
-			n.exp = -n.exp
-		}
-	}
-	n.exp -= frac
-	return n, j, true
-}
-
-// pow10u holds the powers of ten that fit in a uint64.
-var pow10u = func() (p [20]uint64) {
-	p[0] = 1
-	for k := 1; k < len(p); k++ {
-		p[k] = p[k-1] * 10
-	}
-	return p
-}()
-
-// toDecimal converts n, read from text b, to the unscaled value of a
-// DECIMAL(prec, scale), rounding HALF_UP (ties away from zero) when n has
-// more fraction digits than scale. ok is false if the result needs more
-// than prec digits. It works on the digits, without floats or math/big.
-func (n *decNumber) toDecimal(b []byte, prec, scale int32) (v decimal128.Num, ok bool) {
-	if n.nd == 0 {
-		return decimal128.Num{}, true
-	}
-	// The unscaled value is D × 10^k: keep the first nd+k digits of D and
-	// round on the next one.
-	k := n.exp + int64(scale)
-	keep := int64(n.nd) + k
-	if keep > int64(prec) {
-		return v, false
-	}
-	var round bool // the first digit dropped is 5 or more
-	if n.nd <= 19 {
-		switch {
-		case k >= 0:
-			v = decimal128.FromU64(n.mant).Mul(decimal128.GetScaleMultiplier(int(k)))
-		case -k <= 19:
-			p := pow10u[-k]
-			v = decimal128.FromU64(n.mant / p)
-			round = n.mant%p >= 5*(p/10)
-		}
-		// else: every digit and the one after them dropped, v = 0.
-	} else if keep >= 0 {
-		var m uint64
-		taken := int64(0)
-		for j := n.sig; j < n.end; j++ {
-			c := b[j]
-			if c == '.' {
-				continue
-			}
-			if taken == keep {
-				round = c >= '5'
-				break
-			}
-			dig := uint64(c - '0')
-			if taken < 19 {
-				m = m*10 + dig
-			} else {
-				if taken == 19 {
-					v = decimal128.FromU64(m)
-				}
-				v = v.Mul(decimal128.FromU64(10)).Add(decimal128.FromU64(dig))
-			}
-			taken++
-		}
-		if taken <= 19 {
-			v = decimal128.FromU64(m)
-		}
-		if k > 0 {
-			v = v.Mul(decimal128.GetScaleMultiplier(int(k)))
-		}
-	}
-	// else: D has more than 19 digits, all dropped along with the one
-	// after them, v = 0.
-	if round {
-		v = v.Add(decimal128.FromU64(1))
-	}
-	if !v.Less(decimal128.GetScaleMultiplier(int(prec))) {
-		return v, false
-	}
-	if n.neg {
-		v = v.Negate()
-	}
-	return v, true
-}
 
 // decimal parses the DECIMAL value at line[i] (a JSON number, or a string
 // holding one) into col.
@@ -197,11 +20,11 @@ func (d *Decoder) decimal(col *column, line []byte, i int) (int, *RecordError) {
 			return 0, err
 		}
 		end = e
-		n, ne, ok := scanDecimal(s, 0)
+		n, ne, ok := arrowcol.ScanDecimal(s, 0)
 		if !ok || ne != len(s) {
 			return 0, fieldError(col, i, "expected a number, found "+shown(line[i:end]))
 		}
-		if v, ok = n.toDecimal(s, col.prec, col.scale); !ok {
+		if v, ok = n.ToDecimal(s, col.prec, col.scale); !ok {
 			return 0, d.decimalRangeError(col, line, i, end)
 		}
 	} else {
@@ -209,7 +32,7 @@ func (d *Decoder) decimal(col *column, line []byte, i int) (int, *RecordError) {
 		if c != '-' && (c < '0' || c > '9') {
 			return d.typeError(col, line, i, "a number")
 		}
-		n, e, ok := scanDecimal(line, i)
+		n, e, ok := arrowcol.ScanDecimal(line, i)
 		if !ok {
 			_, _, err := scanNumber(line, i)
 			if err == nil { // cannot happen: both follow the JSON grammar
@@ -218,12 +41,11 @@ func (d *Decoder) decimal(col *column, line []byte, i int) (int, *RecordError) {
 			return 0, err
 		}
 		end = e
-		if v, ok = n.toDecimal(line, col.prec, col.scale); !ok {
+		if v, ok = n.ToDecimal(line, col.prec, col.scale); !ok {
 			return 0, d.decimalRangeError(col, line, i, end)
 		}
 	}
-	col.v8[2*d.n] = v.LowBits()
-	col.v8[2*d.n+1] = uint64(v.HighBits())
+	col.PutDecimal(d.n, v)
 	d.isSet(col)
 	return end, nil
 }

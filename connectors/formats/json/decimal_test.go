@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/clink-dev/clink/connectors/formats/internal/arrowcol"
 	"github.com/clink-dev/clink/vector"
 )
 
@@ -219,11 +220,11 @@ func TestDecimalMatchesReference(t *testing.T) {
 			s += "e" + []string{"", "+", "-"}[r.IntN(3)] + fmt.Sprint(r.IntN(50))
 		}
 		want, refErr := refDecimal(typ, []byte(s))
-		num, end, ok := scanDecimal([]byte(s), 0)
+		num, end, ok := arrowcol.ScanDecimal([]byte(s), 0)
 		if !ok || end != len(s) {
 			t.Fatalf("%s: not scanned (%v, %d)", s, ok, end)
 		}
-		v, ok := num.toDecimal([]byte(s), prec, scale)
+		v, ok := num.ToDecimal([]byte(s), prec, scale)
 		if ok != (refErr == nil) {
 			t.Fatalf("DECIMAL(%d, %d) %s: fits %v, reference %v", prec, scale, s, ok, refErr)
 		}

@@ -7,9 +7,10 @@ import (
 	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/clink-dev/clink/connectors/formats/internal/arrowcol"
 )
 
 // Options tunes a Decoder. Every accepted input form (timestamps as epoch
@@ -33,54 +34,6 @@ type Options struct {
 	Required []bool
 }
 
-// kind is a column's type as the decoder and encoder handle it.
-type kind uint8
-
-const (
-	kInvalid kind = iota
-	kInt8
-	kInt16
-	kInt32
-	kInt64
-	kFloat32
-	kFloat64
-	kString
-	kBool
-	kTimestamp
-	kDecimal
-)
-
-// decodeKind maps an Arrow type to the kind the decoder fills it as.
-func decodeKind(dt arrow.DataType) kind {
-	switch dt.ID() {
-	case arrow.INT8:
-		return kInt8
-	case arrow.INT16:
-		return kInt16
-	case arrow.INT32:
-		return kInt32
-	case arrow.INT64:
-		return kInt64
-	case arrow.FLOAT32:
-		return kFloat32
-	case arrow.FLOAT64:
-		return kFloat64
-	case arrow.STRING:
-		return kString
-	case arrow.BOOL:
-		return kBool
-	case arrow.TIMESTAMP:
-		if dt.(*arrow.TimestampType).Unit == arrow.Millisecond {
-			return kTimestamp
-		}
-	case arrow.DECIMAL128:
-		if t := dt.(*arrow.Decimal128Type); 1 <= t.Precision && t.Precision <= 38 && 0 <= t.Scale && t.Scale <= t.Precision {
-			return kDecimal
-		}
-	}
-	return kInvalid
-}
-
 // CheckSchema reports whether the Decoder can fill every column of schema:
 // int8/16/32/64, float32/64, string, bool, timestamp(ms) and
 // decimal128(p, s) with 1 <= p <= 38 and 0 <= s <= p.
@@ -92,7 +45,7 @@ func decodeKind(dt arrow.DataType) kind {
 // rejected.
 func CheckSchema(schema *arrow.Schema) error {
 	for _, f := range schema.Fields() {
-		if decodeKind(f.Type) == kInvalid {
+		if k := arrowcol.KindOf(f.Type); k == arrowcol.Invalid || k == arrowcol.Date || k == arrowcol.TimestampUs {
 			return fmt.Errorf("json format: column %q: type %s is not supported", f.Name, f.Type)
 		}
 	}
@@ -106,10 +59,9 @@ func CheckSchema(schema *arrow.Schema) error {
 // becomes part of the batch only when commit advances n, so a rejected line
 // leaves nothing behind (its writes are overwritten by the next line).
 type column struct {
+	arrowcol.Column
 	name   string
 	nameB  []byte
-	typ    arrow.DataType
-	kind   kind
 	lo, hi int64 // range of an integer kind
 
 	prec, scale int32 // of a decimal
@@ -117,21 +69,6 @@ type column struct {
 	// set == Decoder.gen when the current row holds a non-null value (a
 	// missing field and JSON null both leave the row null).
 	set uint32
-
-	// Validity is only written once the batch has a null in this column:
-	// until then nulls == 0 and the array gets no bitmap.
-	valid *memory.Buffer
-	bits  []byte
-	nulls int
-
-	vals *memory.Buffer // values (a bitmap for bool; offsets for string)
-	v1   []byte
-	v2   []uint16
-	v4   []uint32
-	v8   []uint64
-	off  []int32        // string offsets: row r is dat[off[r]:off[r+1]]
-	data *memory.Buffer // string bytes
-	dat  []byte
 }
 
 // slot remembers the k-th key of the previous row and its column, so that
@@ -200,25 +137,21 @@ type Decoder struct {
 	// With projection pushdown, cols are the needed columns only: pos maps
 	// each to its schema column, names are every schema column's name
 	// with colOf its decoded column (or -2-k for skips[k], a skipped one
-	// whose values are only checked for their kind), and nulls holds an
-	// all-NULL array per skipped column, sliced for each batch.
+	// whose values are only checked for their kind); the batch gives
+	// skipped columns all-NULL arrays.
 	pos      []int
 	names    [][]byte
 	colOf    []int
 	skips    []column
-	nulls    []arrow.Array
+	batch    arrowcol.Batch
 	slots    []slot
 	buf      []byte // strings of the current row that needed unescaping
 	n        int    // rows buffered
-	cap      int    // rows the buffers have room for
 	gen      uint32 // current row's stamp for column.set
 	nset     int    // columns set in the current row
 	nullCols int    // columns with a null in the batch so far
 	required []int  // decoded columns that must hold a value
 }
-
-// minRows is the room the first batch starts with.
-const minRows = 256
 
 // NewDecoder decodes objects whose fields are the schema's columns, matched
 // by exact name first, then case-insensitively (Unicode simple folding);
@@ -232,7 +165,6 @@ func NewDecoder(schema *arrow.Schema, mem memory.Allocator, opts Options) *Decod
 		schema: schema,
 		mem:    mem,
 		slots:  make([]slot, 2*schema.NumFields()+8),
-		nulls:  make([]arrow.Array, schema.NumFields()),
 	}
 	for k := range d.slots {
 		d.slots[k].col = -1
@@ -245,7 +177,9 @@ func NewDecoder(schema *arrow.Schema, mem memory.Allocator, opts Options) *Decod
 		}
 		if opts.Needed != nil && c < len(opts.Needed) && !opts.Needed[c] && !required {
 			d.colOf = append(d.colOf, -2-len(d.skips))
-			d.skips = append(d.skips, column{name: f.Name, typ: f.Type, kind: decodeKind(f.Type)})
+			skip := column{name: f.Name}
+			skip.Init(f.Type)
+			d.skips = append(d.skips, skip)
 			continue
 		}
 		d.colOf = append(d.colOf, len(d.pos))
@@ -257,91 +191,25 @@ func NewDecoder(schema *arrow.Schema, mem memory.Allocator, opts Options) *Decod
 		col := &d.cols[c]
 		col.name = f.Name
 		col.nameB = []byte(f.Name)
-		col.typ = f.Type
-		col.kind = decodeKind(f.Type)
-		switch col.kind {
-		case kInt8:
+		col.Init(f.Type)
+		switch col.Kind {
+		case arrowcol.Int8:
 			col.lo, col.hi = -1<<7, 1<<7-1
-		case kInt16:
+		case arrowcol.Int16:
 			col.lo, col.hi = -1<<15, 1<<15-1
-		case kInt32:
+		case arrowcol.Int32:
 			col.lo, col.hi = -1<<31, 1<<31-1
-		case kDecimal:
+		case arrowcol.Decimal:
 			t := f.Type.(*arrow.Decimal128Type)
 			col.prec, col.scale = t.Precision, t.Scale
 		}
 	}
-	d.alloc(minRows, 0)
+	bufs := make([]*arrowcol.Column, len(d.cols))
+	for c := range d.cols {
+		bufs[c] = &d.cols[c].Column
+	}
+	d.batch.Init(schema, mem, bufs, d.pos)
 	return d
-}
-
-// alloc gives every column fresh buffers with room for rows rows (and
-// strBytes string bytes per string column).
-func (d *Decoder) alloc(rows, strBytes int) {
-	for c := range d.cols {
-		col := &d.cols[c]
-		col.valid = memory.NewResizableBuffer(d.mem)
-		col.vals = memory.NewResizableBuffer(d.mem)
-		col.bits = nil
-		col.nulls = 0
-		if col.kind == kString {
-			col.data = memory.NewResizableBuffer(d.mem)
-			col.data.Reserve(max(strBytes, 64))
-			col.dat = col.data.Buf()
-		}
-	}
-	d.nullCols = 0
-	d.cap = 0
-	d.grow(rows)
-	for c := range d.cols {
-		if col := &d.cols[c]; col.kind == kString {
-			col.off[0] = 0
-		}
-	}
-}
-
-// grow makes room for rows rows in every column, keeping their contents.
-func (d *Decoder) grow(rows int) {
-	for c := range d.cols {
-		col := &d.cols[c]
-		if col.nulls > 0 {
-			col.valid.Reserve(int(bitutil.BytesForBits(int64(rows))))
-			col.bits = col.valid.Buf()
-		}
-		switch col.kind {
-		case kBool:
-			col.vals.Reserve(int(bitutil.BytesForBits(int64(rows))))
-			col.v1 = col.vals.Buf()
-		case kInt8:
-			col.vals.Reserve(rows)
-			col.v1 = col.vals.Buf()
-		case kInt16:
-			col.vals.Reserve(2 * rows)
-			col.v2 = arrow.Uint16Traits.CastFromBytes(col.vals.Buf())
-		case kInt32, kFloat32:
-			col.vals.Reserve(4 * rows)
-			col.v4 = arrow.Uint32Traits.CastFromBytes(col.vals.Buf())
-		case kInt64, kFloat64, kTimestamp:
-			col.vals.Reserve(8 * rows)
-			col.v8 = arrow.Uint64Traits.CastFromBytes(col.vals.Buf())
-		case kDecimal: // row r is v8[2r] (low word), v8[2r+1] (high word)
-			col.vals.Reserve(16 * rows)
-			col.v8 = arrow.Uint64Traits.CastFromBytes(col.vals.Buf())
-		case kString:
-			col.vals.Reserve(4 * (rows + 1))
-			col.off = arrow.Int32Traits.CastFromBytes(col.vals.Buf())
-		}
-	}
-	d.cap = rows
-}
-
-// firstNull starts col's validity bitmap at row n: rows before it are
-// valid.
-func (d *Decoder) firstNull(col *column, n int) {
-	col.valid.Reserve(int(bitutil.BytesForBits(int64(d.cap))))
-	col.bits = col.valid.Buf()
-	bitutil.SetBitsTo(col.bits, 0, int64(n), true)
-	d.nullCols++
 }
 
 // Len is the number of rows buffered since the last Flush.
@@ -350,81 +218,17 @@ func (d *Decoder) Len() int { return d.n }
 // Flush returns a new record of the buffered rows (the caller owns it) and
 // starts a new batch, pre-sized like this one.
 func (d *Decoder) Flush() arrow.RecordBatch {
-	n := d.n
-	arrs := make([]arrow.Array, d.schema.NumFields())
-	strBytes := 0
-	for c := range d.cols {
-		col := &d.cols[c]
-		var valid *memory.Buffer
-		if col.nulls > 0 {
-			col.valid.ResizeNoShrink(int(bitutil.BytesForBits(int64(n))))
-			valid = col.valid
-		}
-		bufs := []*memory.Buffer{valid, col.vals}
-		switch col.kind {
-		case kBool:
-			col.vals.ResizeNoShrink(int(bitutil.BytesForBits(int64(n))))
-		case kString:
-			col.vals.ResizeNoShrink(4 * (n + 1))
-			dataLen := int(col.off[n])
-			col.data.ResizeNoShrink(dataLen)
-			strBytes = max(strBytes, dataLen)
-			bufs = append(bufs, col.data)
-		default:
-			col.vals.ResizeNoShrink(n * col.typ.(arrow.FixedWidthDataType).BitWidth() / 8)
-		}
-		data := array.NewData(col.typ, n, bufs, nil, col.nulls, 0)
-		arrs[d.pos[c]] = array.MakeFromData(data)
-		data.Release()
-		col.release()
-	}
-	for fc, c := range d.colOf {
-		if c < 0 {
-			arrs[fc] = d.nullColumn(fc, n)
-		}
-	}
-	rec := array.NewRecordBatch(d.schema, arrs, int64(n))
-	for _, a := range arrs {
-		a.Release()
-	}
+	rec := d.batch.Flush(d.n)
 	d.n = 0
-	d.alloc(max(n, minRows), strBytes)
+	d.nullCols = 0
 	return rec
-}
-
-// nullColumn is an all-NULL array of n rows for skipped column fc: a
-// slice of one array kept for the decoder's life.
-func (d *Decoder) nullColumn(fc, n int) arrow.Array {
-	if a := d.nulls[fc]; a == nil || a.Len() < n {
-		if a != nil {
-			a.Release()
-		}
-		d.nulls[fc] = array.MakeArrayOfNull(d.mem, d.schema.Field(fc).Type, max(n, 2*d.cap))
-	}
-	return array.NewSlice(d.nulls[fc], 0, int64(n))
-}
-
-func (col *column) release() {
-	col.valid.Release()
-	col.vals.Release()
-	if col.data != nil {
-		col.data.Release()
-	}
 }
 
 // Release frees the buffers of rows not yet flushed. The Decoder must not be
 // used afterwards.
 func (d *Decoder) Release() {
-	for c := range d.cols {
-		d.cols[c].release()
-	}
+	d.batch.Release()
 	d.cols = nil
-	for i, a := range d.nulls {
-		if a != nil {
-			a.Release()
-			d.nulls[i] = nil
-		}
-	}
 }
 
 // Append decodes one line holding one JSON object and appends it as a row.
@@ -432,8 +236,8 @@ func (d *Decoder) Release() {
 // error it appends nothing and returns a *RecordError. A blank line is an
 // error ("empty line"); callers that allow blank lines skip them first.
 func (d *Decoder) Append(line []byte) error {
-	if d.n == d.cap {
-		d.grow(2 * d.cap)
+	if d.n == d.batch.Cap {
+		d.batch.Grow(2 * d.batch.Cap)
 	}
 	if d.gen++; d.gen == 0 {
 		for c := range d.cols {
@@ -586,22 +390,22 @@ func (d *Decoder) value(col *column, line []byte, i int) (int, *RecordError) {
 		}
 		return skipLiteral(line, i, "null")
 	}
-	switch col.kind {
-	case kString:
+	switch col.Kind {
+	case arrowcol.String:
 		if c != '"' {
 			return d.typeError(col, line, i, "a string")
 		}
 		// Fast path: ASCII without escapes is copied straight from the line.
 		s, end := []byte(nil), scanPlain(line, i+1)
 		if end < len(line) && line[end] == '"' {
-			start := int(col.off[d.n])
-			if n := end - (i + 1); n <= 16 && i+17 <= len(line) && start+16 <= len(col.dat) {
+			start := int(col.Off[d.n])
+			if n := end - (i + 1); n <= 16 && i+17 <= len(line) && start+16 <= len(col.Dat) {
 				// Short string: two word moves instead of a memmove call.
 				// The bytes past its end land in spare capacity, which
 				// the next value overwrites.
-				binary.LittleEndian.PutUint64(col.dat[start:], binary.LittleEndian.Uint64(line[i+1:]))
-				binary.LittleEndian.PutUint64(col.dat[start+8:], binary.LittleEndian.Uint64(line[i+9:]))
-				col.off[d.n+1] = int32(start + n)
+				binary.LittleEndian.PutUint64(col.Dat[start:], binary.LittleEndian.Uint64(line[i+1:]))
+				binary.LittleEndian.PutUint64(col.Dat[start+8:], binary.LittleEndian.Uint64(line[i+9:]))
+				col.Off[d.n+1] = int32(start + n)
 				d.isSet(col)
 				return end + 1, nil
 			}
@@ -615,22 +419,22 @@ func (d *Decoder) value(col *column, line []byte, i int) (int, *RecordError) {
 				return 0, err
 			}
 		}
-		start := int(col.off[d.n])
+		start := int(col.Off[d.n])
 		e := start + len(s)
-		if e > len(col.dat) {
+		if e > len(col.Dat) {
 			if e > math.MaxInt32 {
 				return 0, fieldError(col, i, "string data of the batch exceeds 2 GiB; flush more often")
 			}
-			col.data.Reserve(max(e, 2*len(col.dat)))
-			col.dat = col.data.Buf()
+			col.Data.Reserve(max(e, 2*len(col.Dat)))
+			col.Dat = col.Data.Buf()
 		}
-		copy(col.dat[start:], s)
-		col.off[d.n+1] = int32(e)
+		copy(col.Dat[start:], s)
+		col.Off[d.n+1] = int32(e)
 		d.isSet(col)
 		return end, nil
 
-	case kInt8, kInt16, kInt32, kInt64, kTimestamp:
-		if c == '"' && col.kind == kTimestamp {
+	case arrowcol.Int8, arrowcol.Int16, arrowcol.Int32, arrowcol.Int64, arrowcol.TimestampMs:
+		if c == '"' && col.Kind == arrowcol.TimestampMs {
 			return d.timestamp(col, line, i)
 		}
 		if c != '-' && (c < '0' || c > '9') {
@@ -651,32 +455,32 @@ func (d *Decoder) value(col *column, line []byte, i int) (int, *RecordError) {
 				return 0, d.rangeError(col, line, i, end)
 			}
 		}
-		switch col.kind {
-		case kInt64, kTimestamp:
-			col.v8[d.n] = uint64(v)
+		switch col.Kind {
+		case arrowcol.Int64, arrowcol.TimestampMs:
+			col.V8[d.n] = uint64(v)
 		default:
 			if v < col.lo || v > col.hi {
 				return 0, d.rangeError(col, line, i, end)
 			}
-			switch col.kind {
-			case kInt32:
-				col.v4[d.n] = uint32(v)
-			case kInt16:
-				col.v2[d.n] = uint16(v)
+			switch col.Kind {
+			case arrowcol.Int32:
+				col.V4[d.n] = uint32(v)
+			case arrowcol.Int16:
+				col.V2[d.n] = uint16(v)
 			default:
-				col.v1[d.n] = byte(v)
+				col.V1[d.n] = byte(v)
 			}
 		}
 		d.isSet(col)
 		return end, nil
 
-	case kFloat64, kFloat32:
+	case arrowcol.Float64, arrowcol.Float32:
 		if c != '-' && (c < '0' || c > '9') {
 			return d.typeError(col, line, i, "a number")
 		}
-		if col.kind == kFloat64 {
+		if col.Kind == arrowcol.Float64 {
 			if f, end, ok := fastFloat(line, i); ok {
-				col.v8[d.n] = math.Float64bits(f)
+				col.V8[d.n] = math.Float64bits(f)
 				d.isSet(col)
 				return end, nil
 			}
@@ -685,35 +489,35 @@ func (d *Decoder) value(col *column, line []byte, i int) (int, *RecordError) {
 		if err != nil {
 			return 0, err
 		}
-		if col.kind == kFloat64 {
+		if col.Kind == arrowcol.Float64 {
 			f, ok := n.toFloat64(line[i:end])
 			if !ok {
 				return 0, d.rangeError(col, line, i, end)
 			}
-			col.v8[d.n] = math.Float64bits(f)
+			col.V8[d.n] = math.Float64bits(f)
 		} else {
 			f, ok := n.toFloat32(line[i:end])
 			if !ok {
 				return 0, d.rangeError(col, line, i, end)
 			}
-			col.v4[d.n] = math.Float32bits(f)
+			col.V4[d.n] = math.Float32bits(f)
 		}
 		d.isSet(col)
 		return end, nil
 
-	case kDecimal:
+	case arrowcol.Decimal:
 		return d.decimal(col, line, i)
 
-	case kBool:
+	case arrowcol.Bool:
 		var end int
 		var err *RecordError
 		switch c {
 		case 't':
 			end, err = skipLiteral(line, i, "true")
-			bitutil.SetBit(col.v1, d.n)
+			bitutil.SetBit(col.V1, d.n)
 		case 'f':
 			end, err = skipLiteral(line, i, "false")
-			bitutil.ClearBit(col.v1, d.n)
+			bitutil.ClearBit(col.V1, d.n)
 		default:
 			return d.typeError(col, line, i, "true or false")
 		}
@@ -734,13 +538,13 @@ func (d *Decoder) skipKind(col *column, line []byte, i int) (int, *RecordError) 
 	switch {
 	case c == 'n':
 		return skipLiteral(line, i, "null")
-	case col.kind == kString && c != '"':
+	case col.Kind == arrowcol.String && c != '"':
 		return d.typeError(col, line, i, "a string")
-	case col.kind == kBool && c != 't' && c != 'f':
+	case col.Kind == arrowcol.Bool && c != 't' && c != 'f':
 		return d.typeError(col, line, i, "true or false")
-	case (col.kind == kFloat32 || col.kind == kFloat64 || col.kind == kDecimal && c != '"') && !number:
+	case (col.Kind == arrowcol.Float32 || col.Kind == arrowcol.Float64 || col.Kind == arrowcol.Decimal && c != '"') && !number:
 		return d.typeError(col, line, i, "a number")
-	case (col.kind == kInt8 || col.kind == kInt16 || col.kind == kInt32 || col.kind == kInt64 || col.kind == kTimestamp && c != '"') && !number:
+	case (col.Kind == arrowcol.Int8 || col.Kind == arrowcol.Int16 || col.Kind == arrowcol.Int32 || col.Kind == arrowcol.Int64 || col.Kind == arrowcol.TimestampMs && c != '"') && !number:
 		return d.typeError(col, line, i, "an integer")
 	}
 	return skipValue(line, i, 1)
@@ -757,13 +561,13 @@ func (d *Decoder) timestamp(col *column, line []byte, i int) (int, *RecordError)
 	if !ok {
 		return 0, fieldError(col, i, "expected a timestamp ('YYYY-MM-DD HH:MM:SS[.fff]', RFC 3339 or epoch ms), found "+shown(line[i:end]))
 	}
-	col.v8[d.n] = uint64(ms)
+	col.V8[d.n] = uint64(ms)
 	d.isSet(col)
 	return end, nil
 }
 
 func (d *Decoder) rangeError(col *column, line []byte, i, end int) *RecordError {
-	return fieldError(col, i, fmt.Sprintf("%s out of range for %s", shown(line[i:end]), rangeName(col.kind)))
+	return fieldError(col, i, fmt.Sprintf("%s out of range for %s", shown(line[i:end]), rangeName(col.Kind)))
 }
 
 // typeError reports that the value at line[i] is not what col holds; if the
@@ -780,21 +584,21 @@ func fieldError(col *column, i int, reason string) *RecordError {
 	return &RecordError{Column: i + 1, Field: col.name, Reason: reason}
 }
 
-func rangeName(k kind) string {
+func rangeName(k arrowcol.Kind) string {
 	switch k {
-	case kInt8:
+	case arrowcol.Int8:
 		return "int8"
-	case kInt16:
+	case arrowcol.Int16:
 		return "int16"
-	case kInt32:
+	case arrowcol.Int32:
 		return "int32"
-	case kInt64:
+	case arrowcol.Int64:
 		return "int64"
-	case kFloat32:
+	case arrowcol.Float32:
 		return "float32"
-	case kFloat64:
+	case arrowcol.Float64:
 		return "float64"
-	case kTimestamp:
+	case arrowcol.TimestampMs:
 		return "timestamp"
 	}
 	return "?"
@@ -823,33 +627,12 @@ func (d *Decoder) commitSlow() {
 	for c := range d.cols {
 		col := &d.cols[c]
 		if col.set == d.gen {
-			if col.nulls > 0 {
-				col.bits[n>>3] |= 1 << (n & 7)
-			}
+			col.SetValid(n)
 			continue
 		}
-		if col.nulls == 0 {
-			d.firstNull(col, n)
+		if col.SetNull(n, d.batch.Cap) {
+			d.nullCols++
 		}
-		col.bits[n>>3] &^= 1 << (n & 7)
-		col.nulls++
-		// A null's value slot is zeroed: it may hold a rejected or
-		// overridden value.
-		switch col.kind {
-		case kString:
-			col.off[n+1] = col.off[n]
-		case kBool:
-			bitutil.ClearBit(col.v1, n)
-		case kInt8:
-			col.v1[n] = 0
-		case kInt16:
-			col.v2[n] = 0
-		case kInt32, kFloat32:
-			col.v4[n] = 0
-		case kDecimal:
-			col.v8[2*n], col.v8[2*n+1] = 0, 0
-		default:
-			col.v8[n] = 0
-		}
+		col.Nulls++
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 
+	"github.com/clink-dev/clink/connectors/formats/internal/arrowcol"
 	"github.com/clink-dev/clink/vector"
 )
 
@@ -245,45 +246,14 @@ func (e *encoder) row(dst []byte, i int) []byte {
 			dst = appendDate(dst, int64(col.d32[i]))
 			dst = append(dst, '"')
 		case eDecimal:
-			dst = appendDecimal(dst, col.dec[i], col.scale)
+			// An exact number with all its scale digits (-7.00), as
+			// Flink's JSON format writes it.
+			dst = arrowcol.AppendDecimal(dst, col.dec[i], col.scale)
 		default:
 			dst = appendOther(dst, col.arr, i)
 		}
 	}
 	return append(dst, '}', '\n')
-}
-
-// appendDecimal writes a DECIMAL as an exact JSON number with all its
-// scale digits (-7.00), as Flink's JSON format writes it and as
-// decimal128.Num.ToString formats it; a value that fits in 64 bits (the
-// usual case) is written without allocating.
-func appendDecimal(dst []byte, v decimal128.Num, scale int32) []byte {
-	hi, lo := v.HighBits(), v.LowBits()
-	if scale < 0 || !(hi == 0 && lo <= math.MaxInt64 || hi == -1 && lo > math.MaxInt64) {
-		return append(dst, v.ToString(scale)...)
-	}
-	u := lo
-	if hi < 0 {
-		dst = append(dst, '-')
-		u = -u // two's complement magnitude, also of math.MinInt64
-	}
-	var buf [20]byte
-	digits := strconv.AppendUint(buf[:0], u, 10)
-	places := int(scale)
-	if places == 0 {
-		return append(dst, digits...)
-	}
-	if len(digits) <= places {
-		dst = append(dst, '0', '.')
-		for k := len(digits); k < places; k++ {
-			dst = append(dst, '0')
-		}
-		return append(dst, digits...)
-	}
-	at := len(digits) - places
-	dst = append(dst, digits[:at]...)
-	dst = append(dst, '.')
-	return append(dst, digits[at:]...)
 }
 
 // appendOther writes a value of a type the encoder has no writer for.

@@ -9,12 +9,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/clink-dev/clink/connectors/formats/internal/arrowcol"
 )
 
 // Options tunes a Decoder, after Flink's 'protobuf.*' format options.
@@ -49,9 +50,8 @@ type Options struct {
 // becomes part of the batch only when commit advances n, so a rejected
 // record leaves nothing behind (its writes are overwritten by the next).
 type column struct {
+	arrowcol.Column
 	field   string // the message field's name, for errors
-	typ     arrow.DataType
-	kind    kind
 	conv    conv
 	wrapped bool
 	wire    protowire.Type // of the field itself
@@ -75,21 +75,6 @@ type column struct {
 	// A Timestamp's fields so far in this row (occurrences merge).
 	sec   int64
 	nanos int32
-
-	// Validity is only written once the batch has a null in this column:
-	// until then nulls == 0 and the array gets no bitmap.
-	valid *memory.Buffer
-	bits  []byte
-	nulls int
-
-	vals *memory.Buffer // values (a bitmap for bool; offsets for string)
-	v1   []byte
-	v2   []uint16
-	v4   []uint32
-	v8   []uint64
-	off  []int32        // string offsets: row r is dat[off[r]:off[r+1]]
-	data *memory.Buffer // string bytes
-	dat  []byte
 }
 
 // fastOp names the common (field type, column type) pairs that decode
@@ -151,25 +136,20 @@ type Decoder struct {
 	mem    memory.Allocator
 	cols   []column // the decoded columns
 	pos    []int    // schema column of each decoded column
-	// With projection pushdown, the columns not needed come out as slices
-	// of one all-NULL array each (nil entries for decoded columns).
-	skipped []bool
-	nulls   []arrow.Array
+	// With projection pushdown, the batch gives the columns not needed
+	// all-NULL arrays.
+	batch arrowcol.Batch
 
 	dense  []fieldRef
 	sparse []sparseRef
 	oneofs []oneofState
 
 	n        int    // rows buffered
-	cap      int    // rows the buffers have room for
 	gen      uint32 // current row's stamp for column.set
 	nset     int    // columns set in the current row
 	nullCols int    // columns with a null in the batch so far
 	badDefs  bool   // some column's absent field is an error
 }
-
-// minRows is the room the first batch starts with.
-const minRows = 256
 
 // NewDecoder decodes messages of type md into records of schema, each
 // column read from the field it names (see CheckSchema, whose error it
@@ -180,17 +160,14 @@ func NewDecoder(schema *arrow.Schema, md protoreflect.MessageDescriptor, mem mem
 		return nil, err
 	}
 	d := &Decoder{
-		schema:  schema,
-		mem:     mem,
-		skipped: make([]bool, schema.NumFields()),
-		nulls:   make([]arrow.Array, schema.NumFields()),
+		schema: schema,
+		mem:    mem,
 	}
 	refs := map[protowire.Number]fieldRef{}
 	oneofIdx := map[protoreflect.FullName]int32{}
 	for c := range bs {
 		required := c < len(opts.Required) && opts.Required[c]
 		if opts.Needed != nil && c < len(opts.Needed) && !opts.Needed[c] && !required {
-			d.skipped[c] = true
 			continue
 		}
 		b := &bs[c]
@@ -243,7 +220,11 @@ func NewDecoder(schema *arrow.Schema, md protoreflect.MessageDescriptor, mem mem
 		}
 	}
 	sort.Slice(d.sparse, func(i, j int) bool { return d.sparse[i].num < d.sparse[j].num })
-	d.alloc(minRows, 0)
+	bufs := make([]*arrowcol.Column, len(d.cols))
+	for c := range d.cols {
+		bufs[c] = &d.cols[c].Column
+	}
+	d.batch.Init(schema, mem, bufs, d.pos)
 	return d, nil
 }
 
@@ -252,33 +233,32 @@ func newColumn(f arrow.Field, b *binding, opts Options) (column, error) {
 	fd := b.field
 	col := column{
 		field:   string(fd.Name()),
-		typ:     f.Type,
-		kind:    b.kind,
 		conv:    b.conv,
 		wrapped: b.wrapped,
 		wire:    b.wire(),
 	}
+	col.Init(f.Type)
 	switch {
 	case col.wrapped:
-	case col.conv == cInt64 && (col.kind == kInt64 || col.kind == kTimestamp):
+	case col.conv == cInt64 && (col.Kind == arrowcol.Int64 || col.Kind == arrowcol.TimestampMs):
 		col.op = opInt64
-	case col.conv == cInt32 && (col.kind == kInt32 || col.kind == kDate):
+	case col.conv == cInt32 && (col.Kind == arrowcol.Int32 || col.Kind == arrowcol.Date):
 		col.op = opInt32
-	case col.conv == cDouble && col.kind == kFloat64:
+	case col.conv == cDouble && col.Kind == arrowcol.Float64:
 		col.op = opDouble
-	case col.conv == cString && col.kind == kString:
+	case col.conv == cString && col.Kind == arrowcol.String:
 		col.op = opString
 	}
-	switch col.kind {
-	case kInt8:
+	switch col.Kind {
+	case arrowcol.Int8:
 		col.lo, col.hi = math.MinInt8, math.MaxInt8
-	case kInt16:
+	case arrowcol.Int16:
 		col.lo, col.hi = math.MinInt16, math.MaxInt16
-	case kInt32, kDate:
+	case arrowcol.Int32, arrowcol.Date:
 		col.lo, col.hi = math.MinInt32, math.MaxInt32
-	case kInt64, kTimestamp:
+	case arrowcol.Int64, arrowcol.TimestampMs:
 		col.lo, col.hi = math.MinInt64, math.MaxInt64
-	case kDecimal:
+	case arrowcol.Decimal:
 		t := f.Type.(*arrow.Decimal128Type)
 		col.prec, col.scale = t.Precision, t.Scale
 	}
@@ -348,11 +328,11 @@ func (col *column) defaultValue(fd protoreflect.FieldDescriptor) defValue {
 		if v.IsValid() {
 			s = v.String()
 		}
-		if col.kind == kDecimal {
-			n, end, ok := scanDecimal([]byte(s), 0)
+		if col.Kind == arrowcol.Decimal {
+			n, end, ok := arrowcol.ScanDecimal([]byte(s), 0)
 			if !ok || end != len(s) {
 				dv.bad = fmt.Sprintf("absent, and its default %q is not a number", s)
-			} else if dv.dec, ok = n.toDecimal([]byte(s), col.prec, col.scale); !ok {
+			} else if dv.dec, ok = n.ToDecimal([]byte(s), col.prec, col.scale); !ok {
 				dv.bad = fmt.Sprintf("absent, and its default %q does not fit DECIMAL(%d, %d)", s, col.prec, col.scale)
 			}
 		} else {
@@ -363,7 +343,7 @@ func (col *column) defaultValue(fd protoreflect.FieldDescriptor) defValue {
 			dv.bits = 1
 		}
 	case col.conv == cFloat:
-		if col.kind == kFloat32 {
+		if col.Kind == arrowcol.Float32 {
 			dv.bits = uint64(math.Float32bits(float32(v.Float())))
 		} else {
 			dv.bits = math.Float64bits(v.Float())
@@ -373,86 +353,17 @@ func (col *column) defaultValue(fd protoreflect.FieldDescriptor) defValue {
 	case col.conv.isUnsigned():
 		u := v.Uint()
 		if u > uint64(col.hi) {
-			dv.bad = fmt.Sprintf("absent, and its default %d is out of range for %s", u, col.typ)
+			dv.bad = fmt.Sprintf("absent, and its default %d is out of range for %s", u, col.Type)
 		}
 		dv.bits = u
 	default:
 		i := v.Int()
 		if i < col.lo || i > col.hi {
-			dv.bad = fmt.Sprintf("absent, and its default %d is out of range for %s", i, col.typ)
+			dv.bad = fmt.Sprintf("absent, and its default %d is out of range for %s", i, col.Type)
 		}
 		dv.bits = uint64(i)
 	}
 	return dv
-}
-
-// alloc gives every column fresh buffers with room for rows rows (and
-// strBytes string bytes per string column).
-func (d *Decoder) alloc(rows, strBytes int) {
-	for c := range d.cols {
-		col := &d.cols[c]
-		col.valid = memory.NewResizableBuffer(d.mem)
-		col.vals = memory.NewResizableBuffer(d.mem)
-		col.bits = nil
-		col.nulls = 0
-		if col.kind == kString {
-			col.data = memory.NewResizableBuffer(d.mem)
-			col.data.Reserve(max(strBytes, 64))
-			col.dat = col.data.Buf()
-		}
-	}
-	d.nullCols = 0
-	d.cap = 0
-	d.grow(rows)
-	for c := range d.cols {
-		if col := &d.cols[c]; col.kind == kString {
-			col.off[0] = 0
-		}
-	}
-}
-
-// grow makes room for rows rows in every column, keeping their contents.
-func (d *Decoder) grow(rows int) {
-	for c := range d.cols {
-		col := &d.cols[c]
-		if col.nulls > 0 {
-			col.valid.Reserve(int(bitutil.BytesForBits(int64(rows))))
-			col.bits = col.valid.Buf()
-		}
-		switch col.kind {
-		case kBool:
-			col.vals.Reserve(int(bitutil.BytesForBits(int64(rows))))
-			col.v1 = col.vals.Buf()
-		case kInt8:
-			col.vals.Reserve(rows)
-			col.v1 = col.vals.Buf()
-		case kInt16:
-			col.vals.Reserve(2 * rows)
-			col.v2 = arrow.Uint16Traits.CastFromBytes(col.vals.Buf())
-		case kInt32, kFloat32, kDate:
-			col.vals.Reserve(4 * rows)
-			col.v4 = arrow.Uint32Traits.CastFromBytes(col.vals.Buf())
-		case kInt64, kFloat64, kTimestamp:
-			col.vals.Reserve(8 * rows)
-			col.v8 = arrow.Uint64Traits.CastFromBytes(col.vals.Buf())
-		case kDecimal: // row r is v8[2r] (low word), v8[2r+1] (high word)
-			col.vals.Reserve(16 * rows)
-			col.v8 = arrow.Uint64Traits.CastFromBytes(col.vals.Buf())
-		case kString:
-			col.vals.Reserve(4 * (rows + 1))
-			col.off = arrow.Int32Traits.CastFromBytes(col.vals.Buf())
-		}
-	}
-	d.cap = rows
-}
-
-// firstNull starts col's validity bitmap at row n: rows before it are
-// valid.
-func (d *Decoder) firstNull(col *column, n int) {
-	col.valid.Reserve(int(bitutil.BytesForBits(int64(d.cap))))
-	col.bits = col.valid.Buf()
-	bitutil.SetBitsTo(col.bits, 0, int64(n), true)
-	d.nullCols++
 }
 
 // Len is the number of rows buffered since the last Flush.
@@ -461,81 +372,17 @@ func (d *Decoder) Len() int { return d.n }
 // Flush returns a new record of the buffered rows (the caller owns it) and
 // starts a new batch, pre-sized like this one.
 func (d *Decoder) Flush() arrow.RecordBatch {
-	n := d.n
-	arrs := make([]arrow.Array, d.schema.NumFields())
-	strBytes := 0
-	for c := range d.cols {
-		col := &d.cols[c]
-		var valid *memory.Buffer
-		if col.nulls > 0 {
-			col.valid.ResizeNoShrink(int(bitutil.BytesForBits(int64(n))))
-			valid = col.valid
-		}
-		bufs := []*memory.Buffer{valid, col.vals}
-		switch col.kind {
-		case kBool:
-			col.vals.ResizeNoShrink(int(bitutil.BytesForBits(int64(n))))
-		case kString:
-			col.vals.ResizeNoShrink(4 * (n + 1))
-			dataLen := int(col.off[n])
-			col.data.ResizeNoShrink(dataLen)
-			strBytes = max(strBytes, dataLen)
-			bufs = append(bufs, col.data)
-		default:
-			col.vals.ResizeNoShrink(n * col.typ.(arrow.FixedWidthDataType).BitWidth() / 8)
-		}
-		data := array.NewData(col.typ, n, bufs, nil, col.nulls, 0)
-		arrs[d.pos[c]] = array.MakeFromData(data)
-		data.Release()
-		col.release()
-	}
-	for fc, skipped := range d.skipped {
-		if skipped {
-			arrs[fc] = d.nullColumn(fc, n)
-		}
-	}
-	rec := array.NewRecordBatch(d.schema, arrs, int64(n))
-	for _, a := range arrs {
-		a.Release()
-	}
+	rec := d.batch.Flush(d.n)
 	d.n = 0
-	d.alloc(max(n, minRows), strBytes)
+	d.nullCols = 0
 	return rec
-}
-
-// nullColumn is an all-NULL array of n rows for skipped column fc: a
-// slice of one array kept for the decoder's life.
-func (d *Decoder) nullColumn(fc, n int) arrow.Array {
-	if a := d.nulls[fc]; a == nil || a.Len() < n {
-		if a != nil {
-			a.Release()
-		}
-		d.nulls[fc] = array.MakeArrayOfNull(d.mem, d.schema.Field(fc).Type, max(n, 2*d.cap))
-	}
-	return array.NewSlice(d.nulls[fc], 0, int64(n))
-}
-
-func (col *column) release() {
-	col.valid.Release()
-	col.vals.Release()
-	if col.data != nil {
-		col.data.Release()
-	}
 }
 
 // Release frees the buffers of rows not yet flushed. The Decoder must not be
 // used afterwards.
 func (d *Decoder) Release() {
-	for c := range d.cols {
-		d.cols[c].release()
-	}
+	d.batch.Release()
 	d.cols = nil
-	for i, a := range d.nulls {
-		if a != nil {
-			a.Release()
-			d.nulls[i] = nil
-		}
-	}
 }
 
 // Append decodes one serialized message (a Kafka record's value, without
@@ -543,8 +390,8 @@ func (d *Decoder) Release() {
 // appends nothing and returns a *RecordError. An empty value is a valid
 // message with every field absent.
 func (d *Decoder) Append(value []byte) error {
-	if d.n == d.cap {
-		d.grow(2 * d.cap)
+	if d.n == d.batch.Cap {
+		d.batch.Grow(2 * d.batch.Cap)
 	}
 	if d.gen++; d.gen == 0 {
 		for c := range d.cols {
@@ -634,9 +481,9 @@ func (d *Decoder) decode(b []byte) *RecordError {
 				u, i = v, i+n
 			}
 			if col.op == opInt64 {
-				col.v8[d.n] = u
+				col.V8[d.n] = u
 			} else {
-				col.v4[d.n] = uint32(u)
+				col.V4[d.n] = uint32(u)
 			}
 			d.isSet(col)
 			continue
@@ -644,7 +491,7 @@ func (d *Decoder) decode(b []byte) *RecordError {
 			if len(b)-i < 8 {
 				return &RecordError{Offset: i, Reason: "truncated"}
 			}
-			col.v8[d.n] = binary.LittleEndian.Uint64(b[i:])
+			col.V8[d.n] = binary.LittleEndian.Uint64(b[i:])
 			i += 8
 			d.isSet(col)
 			continue
@@ -669,10 +516,10 @@ func (d *Decoder) decode(b []byte) *RecordError {
 			if !isASCII(s) && !utf8.Valid(s) {
 				return &RecordError{Offset: at, Field: col.field, Reason: "invalid UTF-8 in a string field"}
 			}
-			start := int(col.off[d.n])
-			if e := start + len(s); e <= len(col.dat) {
-				copy(col.dat[start:e], s)
-				col.off[d.n+1] = int32(e)
+			start := int(col.Off[d.n])
+			if e := start + len(s); e <= len(col.Dat) {
+				copy(col.Dat[start:e], s)
+				col.Off[d.n+1] = int32(e)
 				d.isSet(col)
 			} else if err := d.putString(col, s, at); err != nil {
 				return err
@@ -755,10 +602,10 @@ func (d *Decoder) value(col *column, c conv, b []byte, i int) (int, *RecordError
 			return 0, &RecordError{Offset: i, Reason: "truncated"}
 		}
 		u := binary.LittleEndian.Uint32(b[i:])
-		if col.kind == kFloat32 {
-			col.v4[d.n] = u
+		if col.Kind == arrowcol.Float32 {
+			col.V4[d.n] = u
 		} else {
-			col.v8[d.n] = math.Float64bits(float64(math.Float32frombits(u)))
+			col.V8[d.n] = math.Float64bits(float64(math.Float32frombits(u)))
 		}
 		d.isSet(col)
 		return i + 4, nil
@@ -766,7 +613,7 @@ func (d *Decoder) value(col *column, c conv, b []byte, i int) (int, *RecordError
 		if len(b)-i < 8 {
 			return 0, &RecordError{Offset: i, Reason: "truncated"}
 		}
-		col.v8[d.n] = binary.LittleEndian.Uint64(b[i:])
+		col.V8[d.n] = binary.LittleEndian.Uint64(b[i:])
 		d.isSet(col)
 		return i + 8, nil
 	case cFixed32, cSfixed32:
@@ -790,7 +637,7 @@ func (d *Decoder) value(col *column, c conv, b []byte, i int) (int, *RecordError
 		if err != nil {
 			return 0, err
 		}
-		if col.kind == kDecimal {
+		if col.Kind == arrowcol.Decimal {
 			return e, d.decimal(col, b[s:e], i)
 		}
 		if !utf8.Valid(b[s:e]) {
@@ -812,9 +659,9 @@ func (d *Decoder) value(col *column, c conv, b []byte, i int) (int, *RecordError
 	var v int64
 	switch c {
 	case cInt64:
-		if col.kind == kInt64 || col.kind == kTimestamp {
+		if col.Kind == arrowcol.Int64 || col.Kind == arrowcol.TimestampMs {
 			// The common case, without the range check.
-			col.v8[d.n] = u
+			col.V8[d.n] = u
 			d.isSet(col)
 			return j, nil
 		}
@@ -831,9 +678,9 @@ func (d *Decoder) value(col *column, c conv, b []byte, i int) (int, *RecordError
 		v = protowire.DecodeZigZag(u)
 	case cBool:
 		if u != 0 {
-			bitutil.SetBit(col.v1, d.n)
+			bitutil.SetBit(col.V1, d.n)
 		} else {
-			bitutil.ClearBit(col.v1, d.n)
+			bitutil.ClearBit(col.V1, d.n)
 		}
 		d.isSet(col)
 		return j, nil
@@ -858,17 +705,17 @@ func (d *Decoder) storeInt(col *column, v int64, big bool, at int) *RecordError 
 		} else {
 			shown = strconv.FormatInt(v, 10)
 		}
-		return &RecordError{Offset: at, Field: col.field, Reason: fmt.Sprintf("%s out of range for %s", shown, col.typ)}
+		return &RecordError{Offset: at, Field: col.field, Reason: fmt.Sprintf("%s out of range for %s", shown, col.Type)}
 	}
-	switch col.kind {
-	case kInt64, kTimestamp:
-		col.v8[d.n] = uint64(v)
-	case kInt32, kDate:
-		col.v4[d.n] = uint32(v)
-	case kInt16:
-		col.v2[d.n] = uint16(v)
+	switch col.Kind {
+	case arrowcol.Int64, arrowcol.TimestampMs:
+		col.V8[d.n] = uint64(v)
+	case arrowcol.Int32, arrowcol.Date:
+		col.V4[d.n] = uint32(v)
+	case arrowcol.Int16:
+		col.V2[d.n] = uint16(v)
 	default:
-		col.v1[d.n] = byte(v)
+		col.V1[d.n] = byte(v)
 	}
 	d.isSet(col)
 	return nil
@@ -876,33 +723,24 @@ func (d *Decoder) storeInt(col *column, v int64, big bool, at int) *RecordError 
 
 // putString writes s as col's value in row d.n (replacing an earlier one).
 func (d *Decoder) putString(col *column, s []byte, at int) *RecordError {
-	start := int(col.off[d.n])
-	e := start + len(s)
-	if e > len(col.dat) {
-		if e > math.MaxInt32 {
-			return &RecordError{Offset: at, Field: col.field, Reason: "string data of the batch exceeds 2 GiB; flush more often"}
-		}
-		col.data.Reserve(max(e, 2*len(col.dat)))
-		col.dat = col.data.Buf()
+	if !col.PutString(d.n, s) {
+		return &RecordError{Offset: at, Field: col.field, Reason: "string data of the batch exceeds 2 GiB; flush more often"}
 	}
-	copy(col.dat[start:], s)
-	col.off[d.n+1] = int32(e)
 	d.isSet(col)
 	return nil
 }
 
 // decimal parses the text of a string field into a DECIMAL column.
 func (d *Decoder) decimal(col *column, s []byte, at int) *RecordError {
-	n, end, ok := scanDecimal(s, 0)
+	n, end, ok := arrowcol.ScanDecimal(s, 0)
 	if !ok || end != len(s) {
 		return &RecordError{Offset: at, Field: col.field, Reason: "expected a decimal number, found " + shownString(s)}
 	}
-	v, ok := n.toDecimal(s, col.prec, col.scale)
+	v, ok := n.ToDecimal(s, col.prec, col.scale)
 	if !ok {
 		return &RecordError{Offset: at, Field: col.field, Reason: fmt.Sprintf("%s does not fit DECIMAL(%d, %d)", shownString(s), col.prec, col.scale)}
 	}
-	col.v8[2*d.n] = v.LowBits()
-	col.v8[2*d.n+1] = uint64(v.HighBits())
+	col.PutDecimal(d.n, v)
 	d.isSet(col)
 	return nil
 }
@@ -967,7 +805,7 @@ func (d *Decoder) timestamp(col *column, b []byte, base int) *RecordError {
 	if col.sec > lim || col.sec < -lim {
 		return &RecordError{Offset: base, Field: col.field, Reason: fmt.Sprintf("Timestamp seconds %d out of range for TIMESTAMP(3)", col.sec)}
 	}
-	col.v8[d.n] = uint64(col.sec*1000 + int64(col.nanos/1_000_000))
+	col.V8[d.n] = uint64(col.sec*1000 + int64(col.nanos/1_000_000))
 	d.isSet(col)
 	return nil
 }
@@ -1010,22 +848,7 @@ func (d *Decoder) wrapper(col *column, b []byte, i int) (int, *RecordError) {
 
 // putZero sets col's row d.n to the zero value of its field's type.
 func (d *Decoder) putZero(col *column) {
-	switch col.kind {
-	case kString:
-		col.off[d.n+1] = col.off[d.n]
-	case kBool:
-		bitutil.ClearBit(col.v1, d.n)
-	case kInt8:
-		col.v1[d.n] = 0
-	case kInt16:
-		col.v2[d.n] = 0
-	case kInt32, kFloat32, kDate:
-		col.v4[d.n] = 0
-	case kDecimal:
-		col.v8[2*d.n], col.v8[2*d.n+1] = 0, 0
-	default:
-		col.v8[d.n] = 0
-	}
+	col.Zero(d.n)
 	d.isSet(col)
 }
 
@@ -1061,60 +884,38 @@ func (d *Decoder) commitSlow() *RecordError {
 	for c := range d.cols {
 		col := &d.cols[c]
 		if col.set == d.gen {
-			if col.nulls > 0 {
-				col.bits[n>>3] |= 1 << (n & 7)
-			}
+			col.SetValid(n)
 			continue
 		}
-		if col.nulls == 0 {
-			d.firstNull(col, n)
+		if col.SetNull(n, d.batch.Cap) {
+			d.nullCols++
 		}
-		col.bits[n>>3] &^= 1 << (n & 7)
-		col.nulls++
-		// A null's value slot is zeroed: it may hold a rejected or
-		// overridden value.
-		switch col.kind {
-		case kString:
-			col.off[n+1] = col.off[n]
-		case kBool:
-			bitutil.ClearBit(col.v1, n)
-		case kInt8:
-			col.v1[n] = 0
-		case kInt16:
-			col.v2[n] = 0
-		case kInt32, kFloat32, kDate:
-			col.v4[n] = 0
-		case kDecimal:
-			col.v8[2*n], col.v8[2*n+1] = 0, 0
-		default:
-			col.v8[n] = 0
-		}
+		col.Nulls++
 	}
 	return nil
 }
 
 // putDefault writes col's default value into row d.n.
 func (d *Decoder) putDefault(col *column) *RecordError {
-	switch col.kind {
-	case kString:
+	switch col.Kind {
+	case arrowcol.String:
 		return d.putString(col, col.def.str, 0)
-	case kDecimal:
-		col.v8[2*d.n] = col.def.dec.LowBits()
-		col.v8[2*d.n+1] = uint64(col.def.dec.HighBits())
-	case kBool:
+	case arrowcol.Decimal:
+		col.PutDecimal(d.n, col.def.dec)
+	case arrowcol.Bool:
 		if col.def.bits != 0 {
-			bitutil.SetBit(col.v1, d.n)
+			bitutil.SetBit(col.V1, d.n)
 		} else {
-			bitutil.ClearBit(col.v1, d.n)
+			bitutil.ClearBit(col.V1, d.n)
 		}
-	case kInt8:
-		col.v1[d.n] = byte(col.def.bits)
-	case kInt16:
-		col.v2[d.n] = uint16(col.def.bits)
-	case kInt32, kFloat32, kDate:
-		col.v4[d.n] = uint32(col.def.bits)
+	case arrowcol.Int8:
+		col.V1[d.n] = byte(col.def.bits)
+	case arrowcol.Int16:
+		col.V2[d.n] = uint16(col.def.bits)
+	case arrowcol.Int32, arrowcol.Float32, arrowcol.Date:
+		col.V4[d.n] = uint32(col.def.bits)
 	default:
-		col.v8[d.n] = col.def.bits
+		col.V8[d.n] = col.def.bits
 	}
 	d.isSet(col)
 	return nil

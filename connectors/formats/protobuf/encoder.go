@@ -3,16 +3,14 @@ package protobuf
 import (
 	"fmt"
 	"math"
-	"math/bits"
 	"sort"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/clink-dev/clink/connectors/formats/internal/arrowcol"
 	"github.com/clink-dev/clink/vector"
 )
 
@@ -23,25 +21,14 @@ type encColumn struct {
 	col      int // schema column
 	field    string
 	tag      []byte // the field's tag, encoded
-	kind     kind
+	kind     arrowcol.Kind
 	conv     conv
 	wrapped  bool
 	presence bool // written even when zero
 	scale    int32
 	enumNum  map[string]int32
 
-	nulls []byte // validity bitmap; nil when the column has no nulls
-	off   int    // the array's offset into nulls
-
-	i8  []int8
-	i16 []int16
-	i32 []int32
-	i64 []int64
-	f32 []float32
-	f64 []float64
-	str *array.String
-	bl  *array.Boolean
-	dec []decimal128.Num
+	arrowcol.Values
 }
 
 // Encoder writes rows as serialized messages of one message type. It is
@@ -73,9 +60,9 @@ func NewEncoder(schema *arrow.Schema, md protoreflect.MessageDescriptor) (*Encod
 		switch {
 		case b.conv.isUnsigned():
 			return nil, bad("negative values have no encoding")
-		case b.conv.isInt() && !b.conv.is64() && (b.kind == kInt64 || b.kind == kTimestamp):
+		case b.conv.isInt() && !b.conv.is64() && (b.kind == arrowcol.Int64 || b.kind == arrowcol.TimestampMs):
 			return nil, bad("values may not fit 32 bits")
-		case b.conv == cFloat && b.kind == kFloat64:
+		case b.conv == cFloat && b.kind == arrowcol.Float64:
 			return nil, bad("values would lose precision")
 		}
 		ec := encColumn{
@@ -87,7 +74,7 @@ func NewEncoder(schema *arrow.Schema, md protoreflect.MessageDescriptor) (*Encod
 			wrapped:  b.wrapped,
 			presence: fd.HasPresence(),
 		}
-		if b.kind == kDecimal {
+		if b.kind == arrowcol.Decimal {
 			ec.scale = f.Type.(*arrow.Decimal128Type).Scale
 		}
 		if b.conv == cEnum {
@@ -113,36 +100,7 @@ func (e *Encoder) bind(rec arrow.RecordBatch) {
 	e.bound = rec
 	for k := range e.cols {
 		ec := &e.cols[k]
-		arr := rec.Column(ec.col)
-		ec.nulls, ec.off = nil, 0
-		if arr.NullN() > 0 {
-			ec.nulls = arr.NullBitmapBytes()
-			ec.off = arr.Data().Offset()
-		}
-		switch a := arr.(type) {
-		case *array.Int8:
-			ec.i8 = a.Int8Values()
-		case *array.Int16:
-			ec.i16 = a.Int16Values()
-		case *array.Int32:
-			ec.i32 = a.Int32Values()
-		case *array.Date32:
-			ec.i32 = arrow.Int32Traits.CastFromBytes(arrow.Date32Traits.CastToBytes(a.Date32Values()))
-		case *array.Int64:
-			ec.i64 = a.Int64Values()
-		case *array.Timestamp:
-			ec.i64 = arrow.Int64Traits.CastFromBytes(arrow.TimestampTraits.CastToBytes(a.TimestampValues()))
-		case *array.Float32:
-			ec.f32 = a.Float32Values()
-		case *array.Float64:
-			ec.f64 = a.Float64Values()
-		case *array.String:
-			ec.str = a
-		case *array.Boolean:
-			ec.bl = a
-		case *array.Decimal128:
-			ec.dec = a.Values()
-		default:
+		if arr := rec.Column(ec.col); !ec.Bind(arr) {
 			panic(fmt.Sprintf("protobuf encoder: column %d is %T, not of the encoder's schema", ec.col, arr))
 		}
 	}
@@ -205,10 +163,8 @@ func (e *Encoder) row(dst []byte, i int) ([]byte, error) {
 	start := len(dst)
 	for k := range e.cols {
 		c := &e.cols[k]
-		if c.nulls != nil {
-			if j := c.off + i; c.nulls[j>>3]&(1<<(j&7)) == 0 {
-				continue
-			}
+		if c.IsNull(i) {
+			continue
 		}
 		var err error
 		if dst, err = c.value(dst, i); err != nil {
@@ -221,17 +177,17 @@ func (e *Encoder) row(dst []byte, i int) ([]byte, error) {
 // value appends the field of row i.
 func (c *encColumn) value(dst []byte, i int) ([]byte, error) {
 	switch c.kind {
-	case kInt8, kInt16, kInt32, kDate, kInt64, kTimestamp:
+	case arrowcol.Int8, arrowcol.Int16, arrowcol.Int32, arrowcol.Date, arrowcol.Int64, arrowcol.TimestampMs:
 		var v int64
 		switch c.kind {
-		case kInt8:
-			v = int64(c.i8[i])
-		case kInt16:
-			v = int64(c.i16[i])
-		case kInt32, kDate:
-			v = int64(c.i32[i])
+		case arrowcol.Int8:
+			v = int64(c.I8[i])
+		case arrowcol.Int16:
+			v = int64(c.I16[i])
+		case arrowcol.Int32, arrowcol.Date:
+			v = int64(c.I32[i])
 		default:
-			v = c.i64[i]
+			v = c.I64[i]
 		}
 		if c.conv == cTimestamp {
 			sec, ms := v/1000, v%1000
@@ -272,12 +228,12 @@ func (c *encColumn) value(dst []byte, i int) ([]byte, error) {
 		}
 		return appendInt(dst, c.conv, v), nil
 
-	case kFloat32, kFloat64:
+	case arrowcol.Float32, arrowcol.Float64:
 		var f float64
-		if c.kind == kFloat32 {
-			f = float64(c.f32[i])
+		if c.kind == arrowcol.Float32 {
+			f = float64(c.F32[i])
 		} else {
-			f = c.f64[i]
+			f = c.F64[i]
 		}
 		// Zero is left out only as +0, as proto.Marshal does.
 		zero := f == 0 && !math.Signbit(f)
@@ -300,8 +256,8 @@ func (c *encColumn) value(dst []byte, i int) ([]byte, error) {
 		}
 		return protowire.AppendFixed64(dst, math.Float64bits(f)), nil
 
-	case kBool:
-		v := c.bl.Value(i)
+	case arrowcol.Bool:
+		v := c.Bool.Value(i)
 		if !v && !c.presence && !c.wrapped {
 			return dst, nil
 		}
@@ -317,8 +273,8 @@ func (c *encColumn) value(dst []byte, i int) ([]byte, error) {
 		}
 		return append(dst, 0), nil
 
-	case kString:
-		s := c.str.Value(i)
+	case arrowcol.String:
+		s := c.Str.Value(i)
 		if c.conv == cEnum {
 			num, ok := c.enumNum[s]
 			if !ok {
@@ -348,9 +304,9 @@ func (c *encColumn) value(dst []byte, i int) ([]byte, error) {
 		dst = protowire.AppendVarint(dst, uint64(len(s)))
 		return append(dst, s...), nil
 
-	case kDecimal:
+	case arrowcol.Decimal:
 		var buf [48]byte
-		s := appendDecimal(buf[:0], c.dec[i], c.scale)
+		s := arrowcol.AppendDecimal(buf[:0], c.Dec[i], c.scale)
 		dst = append(dst, c.tag...)
 		if c.wrapped {
 			dst = protowire.AppendVarint(dst, uint64(1+protowire.SizeBytes(len(s))))
@@ -374,50 +330,4 @@ func appendInt(dst []byte, c conv, v int64) []byte {
 		return protowire.AppendFixed64(dst, uint64(v))
 	}
 	return protowire.AppendVarint(dst, uint64(v))
-}
-
-// appendDecimal appends the unscaled value v with scale digits after the
-// point, as Java's BigDecimal.toPlainString does ("-12.340", "0.05").
-func appendDecimal(dst []byte, v decimal128.Num, scale int32) []byte {
-	neg := v.Sign() < 0
-	if neg {
-		v = v.Negate()
-		dst = append(dst, '-')
-	}
-	// The digits of the 128-bit magnitude, 19 at a time.
-	hi, lo := uint64(v.HighBits()), v.LowBits()
-	const chunk = 10_000_000_000_000_000_000
-	var parts [3]uint64
-	n := 0
-	for hi != 0 || lo != 0 || n == 0 {
-		var r uint64
-		hi, r = hi/chunk, hi%chunk
-		lo, r = bits.Div64(r, lo, chunk)
-		parts[n] = r
-		n++
-	}
-	var digits [40]byte
-	d := strconv.AppendUint(digits[:0], parts[n-1], 10)
-	for k := n - 2; k >= 0; k-- {
-		var pad [19]byte
-		s := strconv.AppendUint(pad[:0], parts[k], 10)
-		for z := len(s); z < 19; z++ {
-			d = append(d, '0')
-		}
-		d = append(d, s...)
-	}
-	sc := int(scale)
-	if sc == 0 {
-		return append(dst, d...)
-	}
-	if len(d) <= sc {
-		dst = append(dst, '0', '.')
-		for z := len(d); z < sc; z++ {
-			dst = append(dst, '0')
-		}
-		return append(dst, d...)
-	}
-	dst = append(dst, d[:len(d)-sc]...)
-	dst = append(dst, '.')
-	return append(dst, d[len(d)-sc:]...)
 }

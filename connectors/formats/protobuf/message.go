@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/clink-dev/clink/connectors/formats/internal/arrowcol"
 )
 
 // MessageFor derives a proto3 message named name (optionally qualified
@@ -56,20 +58,20 @@ func MessageFor(schema *arrow.Schema, name string) (string, error) {
 		}
 		seen[strings.ToLower(f.Name)] = f.Name
 		var typ string
-		switch columnKind(f.Type) {
-		case kInt64:
+		switch arrowcol.KindOf(f.Type) {
+		case arrowcol.Int64:
 			typ = "int64"
-		case kInt32, kInt16, kInt8, kDate:
+		case arrowcol.Int32, arrowcol.Int16, arrowcol.Int8, arrowcol.Date:
 			typ = "int32"
-		case kFloat64:
+		case arrowcol.Float64:
 			typ = "double"
-		case kFloat32:
+		case arrowcol.Float32:
 			typ = "float"
-		case kString, kDecimal:
+		case arrowcol.String, arrowcol.Decimal:
 			typ = "string"
-		case kBool:
+		case arrowcol.Bool:
 			typ = "bool"
-		case kTimestamp:
+		case arrowcol.TimestampMs:
 			typ = timestampName
 			usesTimestamp = true
 		default:

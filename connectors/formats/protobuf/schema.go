@@ -7,58 +7,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/clink-dev/clink/connectors/formats/internal/arrowcol"
 )
-
-// kind is a column's type as the decoder and encoder handle it.
-type kind uint8
-
-const (
-	kInvalid kind = iota
-	kInt8
-	kInt16
-	kInt32
-	kInt64
-	kFloat32
-	kFloat64
-	kString
-	kBool
-	kTimestamp
-	kDecimal
-	kDate
-)
-
-// columnKind maps an Arrow type to the kind the decoder fills it as.
-func columnKind(dt arrow.DataType) kind {
-	switch dt.ID() {
-	case arrow.INT8:
-		return kInt8
-	case arrow.INT16:
-		return kInt16
-	case arrow.INT32:
-		return kInt32
-	case arrow.INT64:
-		return kInt64
-	case arrow.FLOAT32:
-		return kFloat32
-	case arrow.FLOAT64:
-		return kFloat64
-	case arrow.STRING:
-		return kString
-	case arrow.BOOL:
-		return kBool
-	case arrow.DATE32:
-		return kDate
-	case arrow.TIMESTAMP:
-		if dt.(*arrow.TimestampType).Unit == arrow.Millisecond {
-			return kTimestamp
-		}
-	case arrow.DECIMAL128:
-		if t := dt.(*arrow.Decimal128Type); 1 <= t.Precision && t.Precision <= 38 && 0 <= t.Scale && t.Scale <= t.Precision {
-			return kDecimal
-		}
-	}
-	return kInvalid
-}
 
 // conv is how a field's wire value is read: its protobuf scalar type, or
 // google.protobuf.Timestamp.
@@ -162,7 +113,7 @@ const timestampName = "google.protobuf.Timestamp"
 type binding struct {
 	col     int // schema column
 	field   protoreflect.FieldDescriptor
-	kind    kind
+	kind    arrowcol.Kind
 	conv    conv // of the value; for a wrapper, of its field 1
 	wrapped bool // the field is a google.protobuf.*Value wrapper
 }
@@ -188,8 +139,8 @@ func bind(schema *arrow.Schema, md protoreflect.MessageDescriptor) ([]binding, e
 	bs := make([]binding, schema.NumFields())
 	used := make(map[protoreflect.FieldNumber]string, schema.NumFields())
 	for c, f := range schema.Fields() {
-		k := columnKind(f.Type)
-		if k == kInvalid {
+		k := arrowcol.KindOf(f.Type)
+		if k == arrowcol.Invalid || k == arrowcol.TimestampUs {
 			return nil, fmt.Errorf("protobuf format: column %q: type %s is not supported", f.Name, f.Type)
 		}
 		fd, err := fieldByName(md, f.Name)
@@ -264,19 +215,19 @@ func (b *binding) resolve(f arrow.Field) error {
 	ok := false
 	c := b.conv
 	switch b.kind {
-	case kInt8, kInt16, kInt32, kInt64, kDate:
+	case arrowcol.Int8, arrowcol.Int16, arrowcol.Int32, arrowcol.Int64, arrowcol.Date:
 		ok = c.isInt()
-	case kTimestamp:
+	case arrowcol.TimestampMs:
 		ok = c == cTimestamp || c.isInt() && c.is64()
-	case kFloat64:
+	case arrowcol.Float64:
 		ok = c == cDouble || c == cFloat
-	case kFloat32:
+	case arrowcol.Float32:
 		ok = c == cFloat
-	case kBool:
+	case arrowcol.Bool:
 		ok = c == cBool
-	case kString:
+	case arrowcol.String:
 		ok = c == cString || c == cEnum
-	case kDecimal:
+	case arrowcol.Decimal:
 		ok = c == cString
 	}
 	if !ok {

@@ -1,6 +1,7 @@
 package opstate
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"strconv"
@@ -41,6 +42,13 @@ func appendKey(b []byte, cols []arrow.Array, k int) []byte {
 // RenderKeyArray is RenderKeys as a string array, built without a Go
 // string per row.
 func RenderKeyArray(mem memory.Allocator, cols []arrow.Array, n int) *array.String {
+	if len(cols) == 1 {
+		if a, ok := cols[0].(*array.String); ok && a.Len() >= n && a.NullN() == 0 {
+			if r := renderPlainStrings(mem, a, n); r != nil {
+				return r
+			}
+		}
+	}
 	offs := make([]int32, n+1)
 	buf := make([]byte, 0, n*(2+8*len(cols)))
 	for k := range n {
@@ -59,6 +67,66 @@ func RenderKeyArray(mem memory.Allocator, cols []arrow.Array, n int) *array.Stri
 	ob.Release()
 	db.Release()
 	return a
+}
+
+// renderPlainStrings is RenderKeyArray of one string column without NULLs
+// whose values need no escaping (nil otherwise), written straight into the
+// array's buffers: ["value"] per row.
+func renderPlainStrings(mem memory.Allocator, a *array.String, n int) *array.String {
+	if n == 0 {
+		return nil
+	}
+	vo := a.ValueOffsets()
+	var vd []byte // offsets index the whole buffer
+	if b := a.Data().Buffers()[2]; b != nil {
+		vd = b.Bytes()
+	}
+	if !plainJSON(vd[vo[0]:vo[n]]) {
+		return nil
+	}
+	ob := memory.NewResizableBuffer(mem)
+	ob.Resize(arrow.Int32Traits.BytesRequired(n + 1))
+	offs := arrow.Int32Traits.CastFromBytes(ob.Bytes())
+	db := memory.NewResizableBuffer(mem)
+	db.Resize(int(vo[n]-vo[0]) + 4*n)
+	data := db.Bytes()
+	at := 0
+	offs[0] = 0
+	for k := range n {
+		data[at], data[at+1] = '[', '"'
+		at += 2
+		at += copy(data[at:], vd[vo[k]:vo[k+1]])
+		data[at], data[at+1] = '"', ']'
+		at += 2
+		offs[k+1] = int32(at)
+	}
+	d := array.NewData(arrow.BinaryTypes.String, n, []*memory.Buffer{nil, ob, db}, nil, 0, 0)
+	r := array.NewStringData(d)
+	d.Release()
+	ob.Release()
+	db.Release()
+	return r
+}
+
+// plainJSON reports whether b needs no escaping in a JSON string: no
+// control character, no '"' or '\\', ASCII only. Eight bytes at a time:
+// each test sets a byte's high bit where it holds (exactly, for bytes
+// below 0x80).
+func plainJSON(b []byte) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	for ; len(b) >= 8; b = b[8:] {
+		x := binary.LittleEndian.Uint64(b)
+		q, s := x^(lo*'"'), x^(lo*'\\')
+		if (x|(x-lo*0x20)&^x|(q-lo)&^q|(s-lo)&^s)&hi != 0 {
+			return false
+		}
+	}
+	for _, c := range b {
+		if c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 func appendKeyValue(b []byte, c arrow.Array, k int) []byte {

@@ -36,3 +36,54 @@ func TestRenderKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderKeyArrayOneString: one string key column renders as RenderKeys
+// does, plain (the direct path), escaped, sliced and with n short of the
+// array.
+func TestRenderKeyArrayOneString(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	for _, vals := range [][]string{
+		{"sensor-000001", "", "x", "sensor-999999"},
+		{"plain", `a"b\c`, "é"},
+	} {
+		sb := array.NewStringBuilder(mem)
+		sb.AppendValues(vals, nil)
+		full := sb.NewArray()
+		sb.Release()
+		for _, a := range []arrow.Array{full, array.NewSlice(full, 1, int64(len(vals)))} {
+			for _, n := range []int{a.Len(), a.Len() - 1} {
+				want := RenderKeys([]arrow.Array{a}, n)
+				arr := RenderKeyArray(mem, []arrow.Array{a}, n)
+				if arr.Len() != n {
+					t.Fatalf("%q: %d rows, want %d", vals, arr.Len(), n)
+				}
+				for i, w := range want {
+					if arr.Value(i) != w {
+						t.Errorf("%q row %d: %q, want %q", vals, i, arr.Value(i), w)
+					}
+				}
+				arr.Release()
+			}
+			if a != full {
+				a.Release()
+			}
+		}
+		full.Release()
+	}
+}
+
+// TestPlainJSON: the eight-bytes-at-a-time test against the byte loop,
+// for every byte value at every position of a 17-byte string.
+func TestPlainJSON(t *testing.T) {
+	for pos := range 17 {
+		for c := range 256 {
+			b := []byte("abcdefghijklmnopq")
+			b[pos] = byte(c)
+			want := !(c < 0x20 || c >= 0x80 || c == '"' || c == '\\')
+			if got := plainJSON(b); got != want {
+				t.Fatalf("byte %#x at %d: %v, want %v", c, pos, got, want)
+			}
+		}
+	}
+}

@@ -77,8 +77,8 @@ type Agg struct {
 
 	// TUMBLE/HOP/CUMULATE: group id == table id; the window end is part of
 	// the table key and identifies the window for all three kinds.
-	gseq     []int64 // per gid: seq of the entry that created it
-	gseqMem  column.Mapped[int64]
+	gseq     column.Chunked[int64] // per gid: seq of the entry that created it
+	gn       int                   // gids gseq and the accumulators have room for
 	wins     []*winWindow
 	winByEnd map[int64]*winWindow
 	lastWin  *winWindow
@@ -263,7 +263,7 @@ func (w *Agg) Add(b *vector.Batch) error {
 		return nil
 	}
 	ids := w.tbl.Lookup(w.ends, rows, w.cols, n)
-	if sz := w.tbl.Size(); sz > len(w.gseq) {
+	if sz := w.tbl.Size(); sz > w.gn {
 		w.grow(sz)
 	}
 	for j, id := range w.tbl.NewIDs {
@@ -279,21 +279,12 @@ func (w *Agg) Add(b *vector.Batch) error {
 	return nil
 }
 
-// grow makes room for group ids < sz. The accumulators grow by chunks;
-// gseq stays a slice (snapshots index it) in mapped memory and doubles, so
-// that a growing state copies it about once rather than over and over.
-// (A slice that restore appended to may have left gseqMem; freeing
-// gseqMem is safe once gseq is copied out of wherever it lives.)
+// grow makes room for group ids < sz. gseq and the accumulators grow by
+// chunks, which copy-on-write snapshots share (SnapshotState).
 func (w *Agg) grow(sz int) {
-	if sz > cap(w.gseq) {
-		m := column.NewMapped[int64](max(sz, 2*cap(w.gseq), 1024))
-		copy(m.S, w.gseq)
-		old := w.gseqMem
-		w.gseqMem, w.gseq = m, m.S
-		old.Free()
-	}
-	w.gseq = w.gseq[:sz]
+	w.gseq.Grow(sz)
 	w.aggs.Grow(sz)
+	w.gn = sz
 }
 
 // addLate folds entries into their groups when windows may have fired
@@ -513,6 +504,12 @@ func (w *Agg) assign(b *vector.Batch) int {
 	return 0
 }
 
+// sortBySeq orders gids by first appearance.
+func (w *Agg) sortBySeq(gids []int32) {
+	seq := &w.gseq
+	slices.SortFunc(gids, func(a, b int32) int { return cmp.Compare(*seq.At(a), *seq.At(b)) })
+}
+
 // windowStart is the start of the TUMBLE/HOP/CUMULATE window ending at end.
 func (w *Agg) windowStart(end int64) int64 {
 	if w.spec.Kind == kwindow.Cumulate {
@@ -553,7 +550,7 @@ func (w *Agg) register(id int32, end, seq int64) {
 		old.Free()
 	}
 	win.gids = append(win.gids, id)
-	w.gseq[id] = seq
+	*w.gseq.W(id) = seq
 }
 
 // Advance moves the watermark to wm (a smaller wm is ignored) and returns
@@ -618,8 +615,7 @@ func (w *Agg) advance(wm int64, emit func(arrow.RecordBatch) error) error {
 		}
 		win.fired = true
 		if win.unsorted {
-			seq := w.gseq
-			slices.SortFunc(win.gids, func(a, b int32) int { return cmp.Compare(seq[a], seq[b]) })
+			w.sortBySeq(win.gids)
 			win.unsorted = false
 		}
 		for rest := win.gids; len(rest) > 0; {
@@ -653,6 +649,7 @@ func (w *Agg) advance(wm int64, emit func(arrow.RecordBatch) error) error {
 			free = append(free, win.gids...)
 		}
 	}
+	w.untouch(free)
 	w.aggs.Reset(free)
 	w.tbl.Remove(free)
 	for _, win := range w.wins[:nfree] {

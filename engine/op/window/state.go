@@ -4,9 +4,12 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/clink-dev/clink/checkpoint"
@@ -65,9 +68,17 @@ func (w *Agg) stateSlots() []checkpoint.Slot {
 	}
 }
 
-// stateGroups lists the live groups in output order, with their key ids,
-// window bounds and whether they fired.
-func (w *Agg) stateGroups() (gids, kids []int32, starts, ends []int64, fired []bool) {
+// groupRun is a window's share of a snapshot's list of groups: the next
+// n groups of the list have these window bounds and fired flag.
+type groupRun struct {
+	start, end int64
+	fired      bool
+	n          int
+}
+
+// stateGroups lists the live groups in output order, with their key ids
+// and their windows.
+func (w *Agg) stateGroups() (gids, kids []int32, runs []groupRun) {
 	if s := w.sess; s != nil {
 		for g := 0; g < s.used; g++ {
 			if s.live[g] {
@@ -77,9 +88,7 @@ func (w *Agg) stateGroups() (gids, kids []int32, starts, ends []int64, fired []b
 		slices.SortFunc(gids, s.firingOrder)
 		for _, g := range gids {
 			kids = append(kids, s.kid[g])
-			starts = append(starts, s.start[g])
-			ends = append(ends, s.end[g])
-			fired = append(fired, s.fired[g])
+			runs = append(runs, groupRun{start: s.start[g], end: s.end[g], fired: s.fired[g], n: 1})
 		}
 		return
 	}
@@ -87,29 +96,28 @@ func (w *Agg) stateGroups() (gids, kids []int32, starts, ends []int64, fired []b
 	for _, win := range w.wins {
 		n += len(win.gids)
 	}
-	gids = make([]int32, 0, n)
-	starts, ends, fired = make([]int64, 0, n), make([]int64, 0, n), make([]bool, 0, n)
+	if p := w.inc.spare.Swap(nil); p != nil && cap(*p) >= n {
+		gids = (*p)[:0] // the list of a snapshot written since
+	} else {
+		gids = make([]int32, 0, n)
+	}
+	runs = make([]groupRun, 0, len(w.wins))
 	for _, win := range w.wins {
 		from := len(gids)
 		gids = append(gids, win.gids...)
 		if win.unsorted {
-			seq := w.gseq
-			slices.SortFunc(gids[from:], func(a, b int32) int { return cmp.Compare(seq[a], seq[b]) })
+			w.sortBySeq(gids[from:])
 		}
-		for range win.gids {
-			starts = append(starts, win.start)
-			ends = append(ends, win.end)
-			fired = append(fired, win.fired)
-		}
+		runs = append(runs, groupRun{start: win.start, end: win.end, fired: win.fired, n: len(win.gids)})
 	}
-	return gids, gids, starts, ends, fired
+	return gids, gids, runs
 }
 
 func (w *Agg) seqOf(g int32) int64 {
 	if w.sess != nil {
 		return w.sess.seq[g]
 	}
-	return w.gseq[g]
+	return *w.gseq.At(g)
 }
 
 // snapshot writes the aggregate's state into p, whose slots are
@@ -118,14 +126,51 @@ func (w *Agg) snapshot(p *checkpoint.PartWriter, mem memory.Allocator, maxParall
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
-	gids, kids, starts, ends, fired := w.stateGroups()
-	return w.capture(mem, gids, kids, starts, ends, fired).write(p, maxParallelism)
+	gids, kids, runs := w.stateGroups()
+	c := w.capture(mem, w.liveSource(), gids, kids, runs)
+	c.build()
+	return c.write(p, maxParallelism)
 }
 
-// captured is a copy of groups' state taken at a barrier: what the
+// stateSource is what a capture reads the groups' keys, order and
+// accumulators from: the live state, or a frozen copy of it.
+type stateSource struct {
+	keys   []hash.KeyCol
+	states []agg.State
+	seq    func(g int32) int64
+	seqs   *column.Chunked[int64] // when set, seq reads it
+}
+
+func (w *Agg) liveSource() stateSource {
+	return stateSource{keys: w.tbl.Keys, states: w.aggs.States, seq: w.seqOf}
+}
+
+// frozenSource freezes the state under h (copy-on-write: O(chunks), the
+// aggregate goes on and copies a chunk when it first writes it); ok is
+// false, with nothing frozen, when an accumulator cannot be frozen.
+func (w *Agg) frozenSource(h *column.Hold) (src stateSource, ok bool) {
+	states, ok := w.aggs.Freeze(h)
+	if !ok {
+		return src, false
+	}
+	seq := w.gseq.Freeze(h)
+	return stateSource{keys: w.tbl.FreezeKeys(h), states: states, seqs: &seq}, true
+}
+
+// captured is the state of a snapshot's groups at a barrier: what the
 // asynchronous half of a snapshot writes while the aggregate goes on.
+// Either its chunks are built (copies taken at the barrier), or they are
+// built while writing from a frozen source, whose hold write releases.
 type captured struct {
 	keyNames []string
+	mem      memory.Allocator
+	src      stateSource
+	prefixes []string // of each state's fields
+	hold     *column.Hold
+	spare    *atomic.Pointer[[]int32] // takes gids back once written
+	gids     []int32
+	kids     []int32
+	runs     []groupRun
 	chunks   []capturedChunk
 	wm       int64
 	seq      int64
@@ -140,57 +185,112 @@ type capturedChunk struct {
 	starts, ends []int64
 }
 
-func (c *captured) release() {
-	for _, ch := range c.chunks {
-		for _, a := range ch.keys {
-			a.Release()
-		}
-		for _, a := range ch.vals {
-			a.Release()
-		}
-	}
-	c.chunks = nil
+func (ch *capturedChunk) release() {
+	column.ReleaseAll(ch.keys)
+	column.ReleaseAll(ch.vals)
 }
 
-// capture copies the groups' keys, order, fired flags and accumulators
-// into arrays, in chunks of opstate.ChunkRows groups.
-func (w *Agg) capture(mem memory.Allocator, gids, kids []int32, starts, ends []int64, fired []bool) *captured {
-	c := &captured{wm: w.wm, seq: w.seq}
+func (c *captured) release() {
+	for i := range c.chunks {
+		c.chunks[i].release()
+	}
+	c.chunks = nil
+	c.hold.Release()
+	if c.spare != nil && cap(c.gids) > 0 {
+		g := c.gids
+		c.spare.Store(&g)
+	}
+	c.gids, c.kids = nil, nil
+}
+
+// capture describes groups gids (key ids kids, windows runs) of src.
+func (w *Agg) capture(mem memory.Allocator, src stateSource, gids, kids []int32, runs []groupRun) *captured {
+	c := &captured{wm: w.wm, seq: w.seq, mem: mem, src: src, gids: gids, kids: kids, runs: runs}
 	for i := range w.tbl.Keys {
 		c.keyNames = append(c.keyNames, w.keyFieldName(i))
 	}
-	for lo := 0; lo < len(gids); lo += opstate.ChunkRows {
-		hi := min(lo+opstate.ChunkRows, len(gids))
-		g, n := gids[lo:hi], hi-lo
-		ch := capturedChunk{n: n, starts: slices.Clone(starts[lo:hi]), ends: slices.Clone(ends[lo:hi])}
-		for _, col := range w.tbl.Keys {
-			ch.keys = append(ch.keys, col.Build(mem, kids[lo:hi]))
+	for i := range w.aggs.States {
+		c.prefixes = append(c.prefixes, w.statePrefix(i))
+	}
+	return c
+}
+
+// build copies every chunk out of the source.
+func (c *captured) build() {
+	c.each(func(ch capturedChunk) error {
+		c.chunks = append(c.chunks, ch)
+		return nil
+	})
+}
+
+// each builds the groups' keys, order, fired flags and accumulators into
+// arrays, in chunks of opstate.ChunkRows groups, and hands each to fn,
+// which owns it.
+func (c *captured) each(fn func(capturedChunk) error) error {
+	r, used := 0, 0 // the run of the next group, and its groups before it
+	var fired []bool
+	for lo := 0; lo < len(c.gids); lo += opstate.ChunkRows {
+		hi := min(lo+opstate.ChunkRows, len(c.gids))
+		g, n := c.gids[lo:hi], hi-lo
+		ch := capturedChunk{n: n, starts: make([]int64, 0, n), ends: make([]int64, 0, n)}
+		fired = fired[:0]
+		for len(ch.starts) < n {
+			for used == c.runs[r].n {
+				r, used = r+1, 0
+			}
+			run := c.runs[r]
+			k := min(run.n-used, n-len(ch.starts))
+			for range k {
+				ch.starts = append(ch.starts, run.start)
+				ch.ends = append(ch.ends, run.end)
+				fired = append(fired, run.fired)
+			}
+			used += k
+		}
+		mem := c.mem
+		for _, col := range c.src.keys {
+			ch.keys = append(ch.keys, col.Build(mem, c.kids[lo:hi]))
 		}
 		add := func(name string, a arrow.Array) {
 			ch.names = append(ch.names, name)
 			ch.vals = append(ch.vals, a)
 		}
-		add("seq", column.Int64(mem, n, func(j int) int64 { return w.seqOf(g[j]) }))
-		fb := array.NewBooleanBuilder(mem)
-		fb.AppendValues(fired[lo:hi], nil)
-		add("fired", fb.NewArray())
-		fb.Release()
-		for i, st := range w.aggs.States {
-			fields := st.StateFields(w.statePrefix(i))
+		if seqs := c.src.seqs; seqs != nil {
+			o := column.NewFixed[int64](mem, arrow.PrimitiveTypes.Int64, n)
+			for j, id := range g {
+				o.Vals[j] = *seqs.At(id)
+			}
+			add("seq", o.Finish())
+		} else {
+			seq := c.src.seq
+			add("seq", column.Int64(mem, n, func(j int) int64 { return seq(g[j]) }))
+		}
+		fb := column.NewBool(mem, n)
+		for j, f := range fired {
+			if f {
+				bitutil.SetBit(fb.Bits, j)
+			}
+		}
+		add("fired", fb.Finish())
+		for i, st := range c.src.states {
+			fields := st.StateFields(c.prefixes[i])
 			for j, a := range st.StateColumns(mem, g) {
 				add(fields[j].Name, a)
 			}
 		}
-		c.chunks = append(c.chunks, ch)
+		if err := fn(ch); err != nil {
+			return err
+		}
 	}
-	return c
+	return nil
 }
 
 // write writes the captured state into p (rows, tombstones, the operator
-// row); it releases the captured arrays.
+// row); it releases the captured arrays and the hold on a frozen source.
 func (c *captured) write(p *checkpoint.PartWriter, maxPar int) error {
 	defer c.release()
-	for _, ch := range c.chunks {
+	writeChunk := func(ch capturedChunk) error {
+		defer ch.release()
 		hs, err := hash.KeyHashes(ch.keys, ch.n)
 		if err != nil {
 			return err
@@ -207,10 +307,24 @@ func (c *captured) write(p *checkpoint.PartWriter, maxPar int) error {
 			vals[c.keyNames[i]] = a
 		}
 		keys := opstate.RenderKeyArray(memory.DefaultAllocator, ch.keys, ch.n)
-		err = p.WriteSlot(checkpoint.SlotRows{Slot: Slot, KeyGroups: groups, KeyArray: keys,
+		defer keys.Release()
+		return p.WriteSlot(checkpoint.SlotRows{Slot: Slot, KeyGroups: groups, KeyArray: keys,
 			Starts: ch.starts, Ends: ch.ends, Values: vals})
-		keys.Release()
-		if err != nil {
+	}
+	if c.chunks == nil { // built here, one chunk at a time
+		pool := &chunkPool{mem: c.mem, free: map[int][][]byte{}}
+		c.mem = pool
+		defer pool.close()
+	} else {
+		for i, ch := range c.chunks {
+			c.chunks[i] = capturedChunk{}
+			if err := writeChunk(ch); err != nil {
+				return err
+			}
+		}
+	}
+	if c.chunks == nil {
+		if err := c.each(writeChunk); err != nil {
 			return err
 		}
 	}
@@ -230,6 +344,58 @@ func (c *captured) write(p *checkpoint.PartWriter, maxPar int) error {
 	defer seqArr.Release()
 	return p.WriteSlot(checkpoint.SlotRows{Slot: opstate.SlotOperator, KeyGroups: []int32{checkpoint.RawKeyGroup},
 		Values: map[string]arrow.Array{"watermark": wmArr, "next_seq": seqArr}})
+}
+
+// chunkPool allocates the arrays of a snapshot built and written one chunk
+// at a time: a buffer freed when a chunk is written is reused, as it is,
+// for the next chunk's array of the same size (every array built from it
+// writes all its bytes), so a snapshot allocates one chunk's buffers
+// instead of every chunk's. Buffers come from mem and go back at close.
+type chunkPool struct {
+	mem    memory.Allocator
+	mu     sync.Mutex
+	free   map[int][][]byte
+	closed bool
+}
+
+func (p *chunkPool) Allocate(n int) []byte {
+	p.mu.Lock()
+	if l := p.free[n]; len(l) > 0 {
+		b := l[len(l)-1]
+		p.free[n] = l[:len(l)-1]
+		p.mu.Unlock()
+		return b
+	}
+	p.mu.Unlock()
+	return p.mem.Allocate(n)
+}
+
+func (p *chunkPool) Reallocate(n int, b []byte) []byte {
+	nb := p.Allocate(n)
+	copy(nb, b)
+	p.Free(b)
+	return nb
+}
+
+func (p *chunkPool) Free(b []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		p.mem.Free(b)
+		return
+	}
+	p.free[len(b)] = append(p.free[len(b)], b)
+}
+
+func (p *chunkPool) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, l := range p.free {
+		for _, b := range l {
+			p.mem.Free(b)
+		}
+	}
+	p.free, p.closed = nil, true
 }
 
 // restore loads the groups of the parts' window_agg rows whose key group
@@ -333,9 +499,8 @@ func (w *Agg) restoreRecord(rec arrow.RecordBatch, owns func(int32) bool, mem me
 		if len(w.tbl.NewIDs) != m {
 			return fmt.Errorf("%d groups repeat a (window, key) of another row", m-len(w.tbl.NewIDs))
 		}
-		if sz := w.tbl.Size(); sz > len(w.gseq) {
-			w.gseq = append(w.gseq, make([]int64, sz-len(w.gseq))...)
-			w.aggs.Grow(sz)
+		if sz := w.tbl.Size(); sz > w.gn {
+			w.grow(sz)
 		}
 		order := make([]int, m)
 		for k := range order {
@@ -396,10 +561,18 @@ func (w *Agg) restoreSessions(keys []arrow.Array, starts, ends, seqs []int64, fi
 // windows track (sessions are snapshotted in full).
 type incState struct {
 	chains opstate.Chains
-	mod    []uint32         // per group id: the epoch its accumulators last changed in
-	fired  map[int64]uint32 // window end: epoch of the first snapshot that saw it fired
-	known  map[int64]int64  // windows (end: start) of the last snapshot
-	purged []purgedWindow   // windows gone since, with the epoch they went in
+	mod    []uint32                // per group id: the epoch its accumulators last changed in
+	fired  map[int64]uint32        // window end: epoch of the first snapshot that saw it fired
+	known  map[int64]int64         // windows (end: start) of the last snapshot
+	purged []purgedWindow          // windows gone since, with the epoch they went in
+	spare  atomic.Pointer[[]int32] // a written snapshot's list of groups, for reuse
+
+	// perEpoch[e-from] counts the live groups whose accumulators last
+	// changed in epoch e (epochs before from no delta can build on), so
+	// that a snapshot of a state that mostly changed knows it is full
+	// without scanning the groups.
+	perEpoch []int
+	from     uint32
 }
 
 type purgedWindow struct {
@@ -417,17 +590,57 @@ func (w *Agg) touch(gids []int32) {
 		inc.mod = slices.Grow(inc.mod, max(n, 2*len(inc.mod))-len(inc.mod))[:n]
 	}
 	e := inc.chains.Epoch()
-	mod := inc.mod
+	if inc.from == 0 {
+		inc.from = e
+	}
+	for int(e-inc.from) >= len(inc.perEpoch) {
+		inc.perEpoch = append(inc.perEpoch, 0)
+	}
+	mod, counts, from := inc.mod, inc.perEpoch, inc.from
+	n := 0
 	for _, g := range gids {
-		mod[g] = e
+		if old := mod[g]; old != e {
+			if old >= from {
+				counts[old-from]--
+			}
+			n++
+			mod[g] = e
+		}
+	}
+	counts[e-from] += n
+}
+
+// untouch forgets the change epochs of groups gids, which are freed.
+func (w *Agg) untouch(gids []int32) {
+	inc := &w.inc
+	for _, g := range gids {
+		if int(g) < len(inc.mod) {
+			if old := inc.mod[g]; old >= inc.from && old != 0 {
+				inc.perEpoch[old-inc.from]--
+			}
+			inc.mod[g] = 0
+		}
 	}
 }
 
+// forget drops the counts of epochs up to oldest, which no delta builds
+// on any more.
+func (inc *incState) forget(oldest uint32) {
+	if oldest < inc.from || inc.from == 0 {
+		return
+	}
+	k := min(int(oldest-inc.from)+1, len(inc.perEpoch))
+	inc.perEpoch = append(inc.perEpoch[:0], inc.perEpoch[k:]...)
+	inc.from += uint32(k)
+}
+
 // SnapshotState writes the open windows' groups and the watermark. For
-// TUMBLE, HOP and CUMULATE the groups are copied at the barrier and
-// written asynchronously, as a delta (the groups changed since the newest
-// complete checkpoint's snapshot and the windows gone since) when one is
-// allowed and smaller than half the state.
+// TUMBLE, HOP and CUMULATE the state is frozen at the barrier
+// (copy-on-write: the pause is a copy of the group list, not of the
+// groups) and written asynchronously, as a delta (the groups changed since
+// the newest complete checkpoint's snapshot and the windows gone since)
+// when one is allowed and smaller than half the state. Accumulators that
+// cannot be frozen (strings, DISTINCT) are copied at the barrier instead.
 func (w *Agg) SnapshotState(s *op.Snapshot) error {
 	if w.sess != nil {
 		return opstate.Write(s, w.stateSlots(), w.snapshot)
@@ -456,26 +669,14 @@ func (w *Agg) SnapshotState(s *op.Snapshot) error {
 			delete(inc.fired, end)
 		}
 	}
-	all, _, allStarts, allEnds, allFired := w.stateGroups()
-	gids, starts, ends, fired := all, allStarts, allEnds, allFired
+	all, _, allRuns := w.stateGroups()
+	gids, runs := all, allRuns
 	base, chain, delta := inc.chains.Base(s)
 	if delta {
-		sel := make([]int, 0, len(all)/2+1)
-		for k, g := range all {
-			if int(g) < len(inc.mod) && inc.mod[g] > base || inc.fired[allEnds[k]] > base {
-				if len(sel) == cap(sel) {
-					break // more than half changed
-				}
-				sel = append(sel, k)
-			}
-		}
-		if len(sel) == cap(sel) {
-			chain = nil // as big as the state: write it whole and start a new chain
+		if sel, selRuns, ok := w.changedSince(base, all, allRuns); ok {
+			gids, runs = sel, selRuns
 		} else {
-			gids, starts, ends, fired = make([]int32, len(sel)), make([]int64, len(sel)), make([]int64, len(sel)), make([]bool, len(sel))
-			for j, k := range sel {
-				gids[j], starts[j], ends[j], fired[j] = all[k], allStarts[k], allEnds[k], allFired[k]
-			}
+			chain = nil // as big as the state: write it whole and start a new chain
 		}
 	}
 	p, delta, err := inc.chains.Open(s, w.stateSlots(), chain)
@@ -483,9 +684,26 @@ func (w *Agg) SnapshotState(s *op.Snapshot) error {
 		return err
 	}
 	if !delta {
-		gids, starts, ends, fired = all, allStarts, allEnds, allFired
+		gids, runs = all, allRuns
 	}
-	c := w.capture(mem, gids, gids, starts, ends, fired)
+	h := column.NewHold()
+	src, frozen := w.frozenSource(h)
+	if !frozen {
+		src = w.liveSource()
+	}
+	c := w.capture(mem, src, gids, gids, runs)
+	if len(all) > 0 {
+		if len(gids) > 0 && &gids[0] == &all[0] {
+			c.spare = &inc.spare // given back once written
+		} else {
+			inc.spare.Store(&all) // a delta holds a selection of it
+		}
+	}
+	if frozen {
+		c.hold = h
+	} else {
+		c.build()
+	}
 	if delta {
 		for _, pw := range inc.purged {
 			if pw.epoch > base {
@@ -497,6 +715,7 @@ func (w *Agg) SnapshotState(s *op.Snapshot) error {
 	}
 	oldest := inc.chains.Oldest(s.Completed)
 	inc.purged = slices.DeleteFunc(inc.purged, func(pw purgedWindow) bool { return pw.epoch <= oldest })
+	inc.forget(oldest)
 	maxPar := s.MaxParallelism
 	return s.Async(func() error {
 		err := c.write(p, maxPar)
@@ -505,6 +724,49 @@ func (w *Agg) SnapshotState(s *op.Snapshot) error {
 		}
 		return err
 	})
+}
+
+// changedSince selects, of groups all in windows runs, those changed
+// since epoch base (every group of a window that fired since); ok is false
+// when they are more than half.
+func (w *Agg) changedSince(base uint32, all []int32, runs []groupRun) (sel []int32, selRuns []groupRun, ok bool) {
+	inc := &w.inc
+	half := len(all) / 2
+	// Without a scan: the groups changed since base, and those of windows
+	// fired since, are each at most how many the scan would select.
+	if base+1 >= inc.from && inc.from > 0 {
+		changed, fired := 0, 0
+		for e := int(base + 1 - inc.from); e < len(inc.perEpoch); e++ {
+			changed += inc.perEpoch[e]
+		}
+		for _, r := range runs {
+			if inc.fired[r.end] > base {
+				fired += r.n
+			}
+		}
+		if max(changed, fired) > half {
+			return nil, nil, false
+		}
+	}
+	mod := inc.mod
+	off := 0
+	for _, r := range runs {
+		whole := inc.fired[r.end] > base
+		from := len(sel)
+		for _, g := range all[off : off+r.n] {
+			if whole || int(g) < len(mod) && mod[g] > base {
+				if len(sel) == half {
+					return nil, nil, false
+				}
+				sel = append(sel, g)
+			}
+		}
+		if n := len(sel) - from; n > 0 {
+			selRuns = append(selRuns, groupRun{start: r.start, end: r.end, fired: r.fired, n: n})
+		}
+		off += r.n
+	}
+	return sel, selRuns, true
 }
 
 // RestoreState loads the groups of the key groups this subtask owns. The

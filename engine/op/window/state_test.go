@@ -183,6 +183,7 @@ func wtRunIncremental(t *testing.T, c optest.Case, seed uint64) (deltas, tombs i
 	in := memory.NewGoAllocator()
 	id := uint64(0)
 	snapshot := func() {
+		wtCheckEpochCounts(t, w)
 		id++
 		d, n := optest.Incremental(t, store, id, id-1, w, mem)
 		if d {

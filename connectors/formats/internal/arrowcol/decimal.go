@@ -1,16 +1,14 @@
-package protobuf
+package arrowcol
 
-import (
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
-)
+import "github.com/apache/arrow-go/v18/arrow/decimal128"
 
-// decNumber is a decimal number (the text of a string field) scanned for
-// a DECIMAL column. The scanner and the rounding are the json format's, so
-// both formats read the same text to the same value: its value is
+// DecNumber is a number scanned for a DECIMAL column (a JSON number, or
+// the text of a string field in JSON's number syntax): its value is
 // D × 10^exp, where D is the integer formed by its significant digits (the
 // mantissa's digits from the first non-zero one on, trailing zeros
-// included).
-type decNumber struct {
+// included). One scanner and one rounding serve every format, so they all
+// read the same text to the same value.
+type DecNumber struct {
 	neg  bool
 	mant uint64 // D when nd <= 19
 	nd   int    // number of digits of D; 0 when the value is zero
@@ -24,10 +22,10 @@ type decNumber struct {
 // overflow or underflow exactly as the true one would.
 const maxDecExp = 1 << 40
 
-// scanDecimal reads the number at b[i:] exactly, in JSON's number syntax
+// ScanDecimal reads the number at b[i:] exactly, in JSON's number syntax
 // (-?digits[.digits][e[+-]digits]). ok is false if no valid number starts
-// there.
-func scanDecimal(b []byte, i int) (n decNumber, end int, ok bool) {
+// there; the caller reports why.
+func ScanDecimal(b []byte, i int) (n DecNumber, end int, ok bool) {
 	j := i
 	if j < len(b) && b[j] == '-' {
 		n.neg = true
@@ -115,11 +113,11 @@ var pow10u = func() (p [20]uint64) {
 	return p
 }()
 
-// toDecimal converts n, read from text b, to the unscaled value of a
+// ToDecimal converts n, read from text b, to the unscaled value of a
 // DECIMAL(prec, scale), rounding HALF_UP (ties away from zero) when n has
 // more fraction digits than scale. ok is false if the result needs more
 // than prec digits. It works on the digits, without floats or math/big.
-func (n *decNumber) toDecimal(b []byte, prec, scale int32) (v decimal128.Num, ok bool) {
+func (n *DecNumber) ToDecimal(b []byte, prec, scale int32) (v decimal128.Num, ok bool) {
 	if n.nd == 0 {
 		return decimal128.Num{}, true
 	}
