@@ -415,6 +415,12 @@ func Unreachable(err error) bool {
 	return status.Code(err) == codes.Unavailable
 }
 
+// TimedOut reports whether err is a call that ran out of time (its
+// context's deadline, or the server's DeadlineExceeded).
+func TimedOut(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded
+}
+
 // NotFlight reports whether err says an HTTP server that is not gRPC
 // answered (the Coordinator's HTTPS API speaks HTTP/2 too, and answers a
 // Flight call 404).

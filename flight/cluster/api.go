@@ -26,6 +26,8 @@ import (
 type route struct {
 	pattern string // http.ServeMux pattern: "METHOD /path"
 	handler http.HandlerFunc
+	// leaderOnly routes are answered 503 by a standby.
+	leaderOnly bool
 	// public routes answer without the token: the probes a load balancer
 	// or Kubernetes sends.
 	public bool
@@ -45,17 +47,17 @@ func (c *Coordinator) routes() []route {
 		{pattern: "GET /healthz", handler: c.getHealthz, public: true},
 		{pattern: "GET /readyz", handler: c.getReadyz, public: true},
 		{pattern: "GET /api/v1/config", handler: c.getConfig},
-		{pattern: "GET /api/v1/overview", handler: c.getOverview},
-		{pattern: "GET /api/v1/workers", handler: c.getWorkers},
-		{pattern: "GET /api/v1/jobs", handler: c.getJobs},
-		{pattern: "POST /api/v1/jobs", handler: c.postJob},
-		{pattern: "GET /api/v1/jobs/{id}", handler: c.getJob},
-		{pattern: "GET /api/v1/jobs/{id}/operators", handler: c.getOperators},
-		{pattern: "GET /api/v1/jobs/{id}/checkpoints", handler: c.getCheckpoints},
-		{pattern: "POST /api/v1/jobs/{id}/cancel", handler: c.postCancel},
-		{pattern: "PATCH /api/v1/jobs/{id}", handler: c.postCancel}, // Flink's ?mode=cancel
-		{pattern: "POST /api/v1/jobs/{id}/stop", handler: c.postStop},
-		{pattern: "POST /api/v1/jobs/{id}/savepoints", handler: c.postSavepoint},
+		{pattern: "GET /api/v1/overview", handler: c.getOverview, leaderOnly: true},
+		{pattern: "GET /api/v1/workers", handler: c.getWorkers, leaderOnly: true},
+		{pattern: "GET /api/v1/jobs", handler: c.getJobs, leaderOnly: true},
+		{pattern: "POST /api/v1/jobs", handler: c.postJob, leaderOnly: true},
+		{pattern: "GET /api/v1/jobs/{id}", handler: c.getJob, leaderOnly: true},
+		{pattern: "GET /api/v1/jobs/{id}/operators", handler: c.getOperators, leaderOnly: true},
+		{pattern: "GET /api/v1/jobs/{id}/checkpoints", handler: c.getCheckpoints, leaderOnly: true},
+		{pattern: "POST /api/v1/jobs/{id}/cancel", handler: c.postCancel, leaderOnly: true},
+		{pattern: "PATCH /api/v1/jobs/{id}", handler: c.postCancel, leaderOnly: true}, // Flink's ?mode=cancel
+		{pattern: "POST /api/v1/jobs/{id}/stop", handler: c.postStop, leaderOnly: true},
+		{pattern: "POST /api/v1/jobs/{id}/savepoints", handler: c.postSavepoint, leaderOnly: true},
 		{pattern: "GET /metrics", handler: metrics.ServeHTTP},
 		// Anything else is 404, after the token: without it nobody learns
 		// which paths exist.
@@ -99,6 +101,15 @@ func (c *Coordinator) guard(rt route) http.Handler {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		if rt.leaderOnly && !c.IsLeader() {
+			// A standby's jobs are not its own: 503, naming the leader
+			// (as Flink's REST endpoint answers during leader election).
+			if l := c.leaderHTTP(); l != "" {
+				w.Header().Set("X-Clink-Leader", l)
+			}
+			writeErr(w, http.StatusServiceUnavailable, c.notLeader())
+			return
+		}
 		rt.handler(w, r)
 	})
 }
@@ -145,10 +156,27 @@ func (c *Coordinator) getHealthz(w http.ResponseWriter, _ *http.Request) {
 }
 
 // readiness is whether this Coordinator takes requests: its status and
-// role. One Coordinator is always the leader (with HA a standby will
-// answer 503 "standby").
+// role. One Coordinator is always the leader; with HA a standby answers
+// 503 "standby".
 func (c *Coordinator) readiness() (int, string) {
+	if !c.IsLeader() {
+		return http.StatusServiceUnavailable, "standby"
+	}
 	return http.StatusOK, "leader"
+}
+
+// leaderHTTP is the HTTP address of the leader a standby knows ("" when
+// it knows none, or without HA).
+func (c *Coordinator) leaderHTTP() string {
+	if c.ha == nil {
+		return ""
+	}
+	c.ha.mu.Lock()
+	defer c.ha.mu.Unlock()
+	if l := c.ha.leader; l != nil && !l.expired(time.Now()) {
+		return l.HTTP
+	}
+	return ""
 }
 
 func (c *Coordinator) getReadyz(w http.ResponseWriter, _ *http.Request) {

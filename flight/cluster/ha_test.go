@@ -121,7 +121,10 @@ func startHAWith(t *testing.T, dir string, workers int, fence time.Duration, htt
 	t.Helper()
 	hc := &haCluster{dir: dir, log: &syncBuf{}}
 	cfg.HADir = filepath.Join(dir, "ha")
-	cfg.FlightAddr, cfg.HTTPAddr = "127.0.0.1:0", "off"
+	cfg.FlightAddr = "127.0.0.1:0"
+	if cfg.HTTPAddr == "" {
+		cfg.HTTPAddr = "off"
+	}
 	cfg.LeaseTTL, cfg.LeaseRenew = time.Second, 100*time.Millisecond
 	cfg.Connectors, cfg.Log = builtin.Registry(), hc.log
 	var addrs []string
@@ -525,5 +528,48 @@ func TestHAJobStore(t *testing.T) {
 	}
 	if r.Job != "3" {
 		t.Fatalf("new job id %s after ids %v", r.Job, ids)
+	}
+}
+
+// TestHAStandbyAnswers: a standby's /readyz is 503 "standby"; its job
+// routes answer 503 naming the leader (X-Clink-Leader: its HTTP address);
+// a client given the standby, or both Coordinators, submits to the leader.
+func TestHAStandbyAnswers(t *testing.T) {
+	dir := t.TempDir()
+	hc := startHA(t, dir, 1, 0, CoordinatorConfig{HTTPAddr: "127.0.0.1:0", Heartbeat: 100 * time.Millisecond})
+	l := hc.waitLeader(t)
+	leader, standby := hc.coords[l], hc.coords[1-l]
+	hc.waitLog(t, "standby: leader is", 10*time.Second)
+	if code, body := httpGet(t, "http://"+leader.HTTPAddr()+"/readyz"); code != 200 || body != "leader\n" {
+		t.Fatalf("leader /readyz: %d %q", code, body)
+	}
+	if code, body := httpGet(t, "http://"+standby.HTTPAddr()+"/readyz"); code != 503 || body != "standby\n" {
+		t.Fatalf("standby /readyz: %d %q", code, body)
+	}
+	resp, err := http.Get("http://" + standby.HTTPAddr() + "/api/v1/jobs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 503 || !strings.Contains(string(b), "not the leader") || resp.Header.Get("X-Clink-Leader") != leader.HTTPAddr() {
+		t.Fatalf("standby GET /api/v1/jobs: %d %q X-Clink-Leader=%q (leader %s)", resp.StatusCode, b, resp.Header.Get("X-Clink-Leader"), leader.HTTPAddr())
+	}
+	if code, _ := httpGet(t, "http://"+standby.HTTPAddr()+"/healthz"); code != 200 {
+		t.Fatalf("standby /healthz: %d", code)
+	}
+	plan := filePlan(t)
+	ctx := context.Background()
+	for i, addr := range []string{standby.FlightAddr(), standby.FlightAddr() + "," + leader.FlightAddr(), standby.HTTPAddr()} {
+		r, err := Submit(ctx, addr, "", &SubmitRequest{Name: fmt.Sprintf("j%d", i), Plan: plan})
+		if err != nil {
+			t.Fatalf("submit via %s: %v", addr, err)
+		}
+		if _, ok := leader.Job(string(r.Job)); !ok {
+			t.Fatalf("submit via %s: job %s not on the leader", addr, r.Job)
+		}
+		if r.Via != leader.FlightAddr() {
+			t.Errorf("submit via %s: via %q, want the leader %s", addr, r.Via, leader.FlightAddr())
+		}
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -237,7 +239,60 @@ func Submit(ctx context.Context, addr, token string, req *SubmitRequest, opts ..
 // /api/v1/config for the Flight address and calls there; via is that
 // address ("" when addr spoke Flight). A failed TLS handshake is
 // reported as is.
+//
+// addr may list several Coordinators, comma-separated (highly available
+// ones): they are tried in order, and a standby's answer naming the
+// leader sends the call there.
 func callCoordinator[T any](ctx context.Context, addr, token, action string, req any, opts ...cflight.Option) (resp *T, via string, err error) {
+	var cands []string
+	for _, a := range strings.Split(addr, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			cands = append(cands, a)
+		}
+	}
+	if len(cands) == 0 {
+		cands = []string{addr}
+	}
+	tried := map[string]bool{}
+	for i := 0; i < len(cands); i++ {
+		a := cands[i]
+		if tried[a] {
+			continue
+		}
+		tried[a] = true
+		resp, via, err = callOneCoordinator[T](ctx, a, token, action, req, opts...)
+		if err == nil {
+			if via == "" && i > 0 {
+				via = a
+			}
+			return resp, via, nil
+		}
+		if !strings.Contains(err.Error(), ErrNotLeader.Error()) && !cflight.Unreachable(err) && !strings.Contains(err.Error(), "cannot reach the Coordinator") {
+			return nil, "", err
+		}
+		if l := leaderNamed(err); l != "" && !tried[l] {
+			cands = slices.Insert(cands, i+1, l)
+		}
+	}
+	if len(tried) == 1 {
+		return nil, "", err
+	}
+	return nil, "", fmt.Errorf("no leader among the Coordinators %s: %v", addr, err)
+}
+
+// leaderNamed is the leader's Flight address a standby's refusal names
+// ("" when it names none).
+func leaderNamed(err error) string {
+	m := leaderRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+var leaderRE = regexp.MustCompile(`the leader is \S+ at (\S+) \(epoch \d+\)`)
+
+func callOneCoordinator[T any](ctx context.Context, addr, token, action string, req any, opts ...cflight.Option) (resp *T, via string, err error) {
 	do := func(addr string) (*T, error) {
 		cl, err := cflight.Dial(addr, token, opts...)
 		if err != nil {

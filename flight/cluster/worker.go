@@ -235,7 +235,10 @@ func (w *Worker) Run(ctx context.Context) error {
 				w.mu.Lock()
 				w.lastOK = time.Now()
 				w.mu.Unlock()
-			case ctx.Err() == nil && (errors.Is(err, ErrNotLeader) || strings.Contains(err.Error(), ErrNotLeader.Error()) || cflight.Unreachable(err)) && w.multi():
+			case ctx.Err() == nil && (errors.Is(err, ErrNotLeader) || strings.Contains(err.Error(), ErrNotLeader.Error()) || cflight.Unreachable(err) || cflight.TimedOut(err)) && w.multi():
+				// A leader that does not answer in time (a stopped process, a
+				// partition) is looked past too: if it still leads, the next
+				// candidates name it and the Worker comes back.
 				w.logf("the Coordinator at %s no longer leads (%v): looking for the leader", w.coordAddrNow(), err)
 				registered = false
 			}
