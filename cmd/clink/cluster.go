@@ -35,8 +35,8 @@ func cmdCoordinator(args []string) int {
 	beat := fs.Duration("heartbeat", 500*time.Millisecond, "the Workers' heartbeat interval; three missed beats lose a Worker")
 	haDir := fs.String("ha-dir", "", "highly available Coordinators: a directory they share (POSIX file system) for the leader lease, the jobs and the job ids")
 	haID := fs.String("ha-id", "", "this Coordinator's name in the lease (default: its Flight address and a random suffix)")
-	leaseTTL := fs.Duration("lease", 5*time.Second, "with --ha-dir: how long a leader lease lasts unrenewed")
-	leaseRenew := fs.Duration("lease-renew", time.Second, "with --ha-dir: how often the leader renews the lease and standbys look at it")
+	leaseTTL := fs.Duration("lease", cluster.DefaultLease, "with --ha-dir: how long a leader lease lasts unrenewed")
+	leaseRenew := fs.Duration("lease-renew", cluster.DefaultLeaseRenew, "with --ha-dir: how often the leader renews the lease and standbys look at it")
 	var tf tlsFlags
 	tf.register(fs)
 	httpTLS := fs.String("http-tls", "mtls", "with --tls-cert: the HTTP API serves HTTPS requiring a client certificate of --tls-ca (mtls), HTTPS without client certificates (tls: the token authenticates), or plain HTTP (off)")

@@ -76,7 +76,7 @@ FROM readings GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor_id;
 	start := func(c *coordinator, name string) {
 		c.log = &syncBuffer{}
 		c.p = startProc(t, bin, c.log, "coordinator", "--addr", c.flight, "--http-addr", c.http, "--checkpoint-dir", filepath.Join(dir, "ck"),
-			"--ha-dir", haDir, "--ha-id", name, "--lease", "2s", "--lease-renew", "200ms")
+			"--ha-dir", haDir, "--ha-id", name) // the default lease: the figure in docs/performance.md
 	}
 	start(cs[0], "c1")
 	waitLine := func(b *syncBuffer, want string, timeout time.Duration) {

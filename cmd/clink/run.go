@@ -33,6 +33,8 @@ import (
 // source is where a command's SQL or plan comes from.
 type source struct {
 	expr, plan string
+	// text is the SQL load compiled ("" for a plan file).
+	text string
 }
 
 func (s *source) register(fs *flag.FlagSet) {
@@ -59,6 +61,7 @@ func (s *source) load(fs *flag.FlagSet, reg *connectors.Registry) (*pb.Plan, err
 		if fs.NArg() > 0 {
 			return nil, fmt.Errorf("give either -e SQL or a file, not both")
 		}
+		s.text = s.expr
 		return sql.Compile(s.expr, reg)
 	case fs.NArg() == 1:
 		data, err := os.ReadFile(fs.Arg(0))
@@ -69,6 +72,7 @@ func (s *source) load(fs *flag.FlagSet, reg *connectors.Registry) (*pb.Plan, err
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", fs.Arg(0), err)
 		}
+		s.text = string(data)
 		return p, nil
 	}
 	return nil, fmt.Errorf("give a SQL file, -e SQL or --plan FILE")
@@ -86,7 +90,7 @@ func cmdRun(args []string) int {
 	cko.register(fs)
 	parallelism := fs.Int("parallelism", 1, "subtasks of every operator: sources split their partitions (Kafka) or files, keyed operators their key groups")
 	var coord coordinatorFlags
-	coord.register(fs, "", "submit the job to the Coordinator at HOST:PORT (its Flight port, 6123, or its HTTP API's, 8081) instead of running it here")
+	coord.register(fs, "", "submit the job to the Coordinator at HOST:PORT (its Flight port, 6123, or its HTTP API's, 8081) instead of running it here; with HA Coordinators, a comma-separated list: whichever leads")
 	if err := parseArgs(fs, args); err != nil {
 		return 2
 	}
@@ -136,7 +140,7 @@ func cmdRun(args []string) int {
 		return 2
 	}
 	if coordinator != "" {
-		return submit(ctx, coordinator, plan, cko.job, set, *parallelism, &cko, coord.opts...)
+		return submit(ctx, coordinator, plan, src.text, cko.job, set, *parallelism, &cko, coord.opts...)
 	}
 	stats, err := executeWith(ctx, plan, reg, connectors.Runtime{BatchSize: *batch, Linger: *linger, Stdout: os.Stdout, Stderr: os.Stderr, Parallelism: *parallelism}, &cko)
 	if err != nil && !(errors.Is(err, context.Canceled) && ctx.Err() != nil) {
@@ -267,7 +271,7 @@ func cmdExplain(args []string) int {
 
 // submit sends the plan to a Coordinator and prints the job id and its
 // guarantee.
-func submit(ctx context.Context, addr string, plan *pb.Plan, name string, set map[string]bool, parallelism int, cko *checkpointFlags, opts ...cflight.Option) int {
+func submit(ctx context.Context, addr string, plan *pb.Plan, sqlText, name string, set map[string]bool, parallelism int, cko *checkpointFlags, opts ...cflight.Option) int {
 	for _, f := range []string{"batch-size", "linger", "cpuprofile"} {
 		if set[f] {
 			fmt.Fprintf(os.Stderr, "error: --%s is not supported with --coordinator\n", f)
@@ -311,7 +315,7 @@ func submit(ctx context.Context, addr string, plan *pb.Plan, name string, set ma
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 2
 	}
-	req := &cluster.SubmitRequest{Name: name, Plan: data, Fresh: cko.fresh, FromCheckpoint: cko.from, AllowNonRestoredState: cko.allowNonRestored}
+	req := &cluster.SubmitRequest{Name: name, Plan: data, SQL: sqlText, Fresh: cko.fresh, FromCheckpoint: cko.from, AllowNonRestoredState: cko.allowNonRestored}
 	if cko.fromSP != "" {
 		// The Coordinator and the Workers read it: make it this shell's.
 		if req.FromSavepoint, err = filepath.Abs(cko.fromSP); err != nil {

@@ -24,7 +24,7 @@ func cmdStop(args []string) int { return savepointCmd("stop", args) }
 func savepointCmd(name string, args []string) int {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	var coord coordinatorFlags
-	coord.register(fs, "127.0.0.1:6123", "the Coordinator at HOST:PORT (its Flight port, 6123, or its HTTP API's, 8081)")
+	coord.register(fs, "127.0.0.1:6123", "the Coordinator at HOST:PORT (its Flight port, 6123, or its HTTP API's, 8081); with HA Coordinators, a comma-separated list: whichever leads")
 	dir := fs.String("dir", "", "the directory the savepoint goes into (default: the job's savepoint directory, execution.checkpointing.savepoint-dir or the Coordinator's --savepoint-dir)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: clink %s JOB_ID [--coordinator HOST:PORT] [--dir DIR]\n", name)

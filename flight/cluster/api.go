@@ -256,7 +256,9 @@ type JobDetail struct {
 	Latest        *ckRecord `json:"latest_checkpoint"`
 	RestoredFrom  []uint64  `json:"restored_from,omitempty"`
 	Savepoint     string    `json:"savepoint,omitempty"`
-	Tasks         []Task    `json:"tasks"`
+	// SQL is the script the job was submitted as ("" for a plan).
+	SQL   string `json:"sql,omitempty"`
+	Tasks []Task `json:"tasks"`
 	// LateDropped and RecordsSkipped are the final counts of a finished
 	// job (running jobs: see /operators).
 	LateDropped    int64 `json:"late_records_dropped"`
@@ -372,7 +374,7 @@ func (c *Coordinator) postJob(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusInternalServerError, err)
 		return
 	}
-	resp, err := c.Submit(&SubmitRequest{Name: req.Name, Plan: data, Parallelism: req.Parallelism, Fresh: req.Fresh, FromCheckpoint: req.FromCheckpoint, FromSavepoint: req.FromSavepoint, AllowNonRestoredState: req.AllowNonRestored})
+	resp, err := c.Submit(&SubmitRequest{Name: req.Name, Plan: data, SQL: req.SQL, Parallelism: req.Parallelism, Fresh: req.Fresh, FromCheckpoint: req.FromCheckpoint, FromSavepoint: req.FromSavepoint, AllowNonRestoredState: req.AllowNonRestored})
 	if err != nil {
 		writeErr(w, http.StatusBadRequest, err)
 		return
@@ -423,7 +425,7 @@ func (c *Coordinator) Job(id string) (JobDetail, bool) {
 func (c *Coordinator) detailLocked(j *job) JobDetail {
 	d := JobDetail{JobSummary: c.summaryLocked(j), Guarantee: j.guarantee, Attempt: j.attempt,
 		Restarts: j.restarts, Failure: j.failure, CheckpointDir: j.ckDir, Latest: j.latest,
-		RestoredFrom: j.restoredIDs, Savepoint: j.savepoint, Tasks: []Task{}, LateDropped: j.late, RecordsSkipped: j.skipped}
+		RestoredFrom: j.restoredIDs, Savepoint: j.savepoint, SQL: j.req.SQL, Tasks: []Task{}, LateDropped: j.late, RecordsSkipped: j.skipped}
 	for s := range j.parallelism {
 		t := Task{Subtask: s, State: j.state}
 		if j.assign != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,6 +29,14 @@ import (
 // false from then on: no deploy, no checkpoint, no job-store write), ends
 // its jobs' controllers without touching them (phaseFenced), forgets its
 // Workers, and is a standby again.
+
+// DefaultLease and DefaultLeaseRenew are the lease's defaults: a killed
+// leader is replaced within about 3.5 s, and its jobs write again within
+// 5 s (docs/performance.md#ha-coordinators-issue-19).
+const (
+	DefaultLease      = 3 * time.Second
+	DefaultLeaseRenew = 500 * time.Millisecond
+)
 
 // ErrNotLeader is the error of a call to a standby.
 var ErrNotLeader = errors.New("not the leader")
@@ -53,8 +62,22 @@ type haState struct {
 	paused bool
 }
 
+// checkHADir refuses an HA directory that is not a file-system path: the
+// lease needs flock(2) and atomic rename (docs/cluster.md).
+func checkHADir(dir string) error {
+	if scheme, _, ok := strings.Cut(dir, "://"); ok && scheme != "file" {
+		return fmt.Errorf("--ha-dir %s: an object store cannot hold the leader lease yet; give a directory on a shared POSIX file system (docs/cluster.md#high-availability)", dir)
+	}
+	return nil
+}
+
 func newHA(c *Coordinator) (*haState, error) {
 	cfg := c.cfg
+	if err := checkHADir(cfg.HADir); err != nil {
+		return nil, err
+	}
+	cfg.HADir = strings.TrimPrefix(cfg.HADir, "file://")
+	c.cfg.HADir = cfg.HADir
 	if err := os.MkdirAll(cfg.HADir, 0o755); err != nil {
 		return nil, fmt.Errorf("--ha-dir: %v", err)
 	}
@@ -66,10 +89,10 @@ func newHA(c *Coordinator) (*haState, error) {
 	}
 	ttl, renew := cfg.LeaseTTL, cfg.LeaseRenew
 	if ttl <= 0 {
-		ttl = 5 * time.Second
+		ttl = DefaultLease
 	}
 	if renew <= 0 {
-		renew = min(time.Second, ttl/3)
+		renew = min(DefaultLeaseRenew, ttl/3)
 	}
 	if renew >= ttl {
 		return nil, fmt.Errorf("the lease renewal (%s) must be shorter than the lease (%s)", renew, ttl)

@@ -228,7 +228,7 @@ func TestHAFailover(t *testing.T) {
 			t.Fatal("the Workers did not register with the leader")
 		}
 	}
-	resp, err := c.Submit(&SubmitRequest{Name: "stream", Plan: plan, Parallelism: 2})
+	resp, err := c.Submit(&SubmitRequest{Name: "stream", Plan: plan, SQL: "-- the script\n", Parallelism: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,6 +247,9 @@ func TestHAFailover(t *testing.T) {
 	}
 	hc.waitLog(t, "recovering job_id="+string(resp.Job)+" from checkpoint", 10*time.Second)
 	after := waitCheckpoint(t, n, string(resp.Job), before+1)
+	if d, _ := n.Job(string(resp.Job)); d.SQL != "-- the script\n" {
+		t.Errorf("the recovered job's SQL: %q", d.SQL)
+	}
 	t.Logf("killed the leader at checkpoint %d; checkpoint %d on the new leader %s after the kill", before, after, time.Since(killed).Round(time.Millisecond))
 	// Fenced: the old epoch can no longer complete a checkpoint in the
 	// job's directory.

@@ -151,7 +151,10 @@ type workerReport struct {
 type SubmitRequest struct {
 	Name string `json:"name"`
 	// Plan is the Substrait plan (binary protobuf).
-	Plan        []byte `json:"plan"`
+	Plan []byte `json:"plan"`
+	// SQL is the script the plan was compiled from, when there is one:
+	// kept with the job (persisted with HA) and shown by its detail.
+	SQL         string `json:"sql,omitempty"`
 	Parallelism int    `json:"parallelism,omitempty"`
 	// Fresh ignores the checkpoints in the job's directory;
 	// FromCheckpoint picks one.

@@ -130,6 +130,11 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkHADir(cfg.HADir); err != nil {
+		srv.Shutdown()
+		return nil, err
+	}
+	cfg.HADir = strings.TrimPrefix(cfg.HADir, "file://")
 	if cfg.Coordinator == "" && len(cfg.Coordinators) == 0 && cfg.HADir == "" {
 		srv.Shutdown()
 		return nil, fmt.Errorf("a Worker needs a Coordinator's address, or --ha-dir")
