@@ -576,3 +576,19 @@ func TestHAStandbyAnswers(t *testing.T) {
 		}
 	}
 }
+
+// TestHADirObjectStoreRefused: an object-store --ha-dir is refused, not
+// taken for a local directory named "s3:".
+func TestHADirObjectStoreRefused(t *testing.T) {
+	_, err := NewCoordinator(CoordinatorConfig{FlightAddr: "127.0.0.1:0", HTTPAddr: "off", HADir: "s3://bucket/ha", Connectors: builtin.Registry(), Log: io.Discard})
+	if err == nil || !strings.Contains(err.Error(), "object store cannot hold the leader lease") {
+		t.Fatalf("s3 --ha-dir: %v", err)
+	}
+	_, err = NewWorker(WorkerConfig{HADir: "gs://bucket/ha", Slots: 1, Connectors: builtin.Registry(), Log: io.Discard})
+	if err == nil || !strings.Contains(err.Error(), "object store cannot hold the leader lease") {
+		t.Fatalf("gs --ha-dir on a Worker: %v", err)
+	}
+	if _, err := os.Stat("s3:"); err == nil {
+		t.Fatal("a directory s3: was created")
+	}
+}
