@@ -110,16 +110,20 @@ func newSink(t *connectors.Table) (*Sink, error) {
 	if s.format, err = newSinkFormat(t, cc.timeout()); err != nil {
 		return nil, err
 	}
+	s.reach = newReach(fmt.Sprintf("kafka sink '%s' (topic %s)", t.Name, s.topic), strings.Join(cc.Brokers, ","), t.Runtime.Stderr)
 	s.cl, err = cc.newClient(
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordDeliveryTimeout(deliveryTimeout),
 		kgo.DefaultProduceTopic(s.topic),
+		s.reach.opt(),
 	)
 	if err != nil {
+		s.reach.close()
 		return nil, err
 	}
 	if _, err := cc.partitions(context.Background(), s.cl, s.topic); err != nil {
 		s.cl.Close()
+		s.reach.close()
 		return nil, err
 	}
 	s.promise = s.acked
@@ -129,6 +133,7 @@ func newSink(t *connectors.Table) (*Sink, error) {
 // Sink produces one record per row: the row as a JSON object is the value,
 // key_column's value the key.
 type Sink struct {
+	reach   *reach
 	name    string
 	topic   string
 	cl      *kgo.Client
@@ -366,6 +371,9 @@ func (s *Sink) Close() error {
 	if s.cl != nil {
 		s.cl.Close()
 		s.cl = nil
+	}
+	if s.reach != nil {
+		s.reach.close()
 	}
 	return nil
 }

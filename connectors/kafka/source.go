@@ -257,6 +257,7 @@ type segment struct{ part, from int }
 
 // reader is one Run's state.
 type reader struct {
+	reach   *reach // warns while the brokers are out of reach
 	s       *Source
 	cl      *kgo.Client
 	adm     *kadm.Client
@@ -420,7 +421,10 @@ func (s *Source) open(ctx context.Context) (*reader, error) {
 	if len(consume) > 0 {
 		opts = append(opts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{s.topic: consume}))
 	}
+	r.reach = newReach(fmt.Sprintf("kafka source '%s' (topic %s)", s.table.Name, s.topic), strings.Join(s.cc.Brokers, ","), rt.Stderr)
+	opts = append(opts, r.reach.opt())
 	if r.cl, err = s.cc.newClient(opts...); err != nil {
+		r.reach.close()
 		return nil, s.errorf("%v", err)
 	}
 	r.adm = kadm.NewClient(r.cl)
@@ -465,6 +469,9 @@ func (r *reader) close() {
 	}
 	if r.cl != nil {
 		r.cl.Close()
+	}
+	if r.reach != nil {
+		r.reach.close()
 	}
 }
 

@@ -48,6 +48,7 @@ import (
 //
 // Without checkpoints (no StartTransactions) it refuses rows.
 type TxSink struct {
+	reach   *reach // one for every client of the sink
 	name    string
 	topic   string
 	cc      *ClientConfig
@@ -113,11 +114,14 @@ func newTxSink(t *connectors.Table) (*TxSink, error) {
 		return nil, err
 	}
 	s.promise = s.acked
-	if s.admin, err = cc.newClient(); err != nil {
+	s.reach = newReach(fmt.Sprintf("kafka sink '%s' (topic %s)", t.Name, s.topic), strings.Join(cc.Brokers, ","), s.warn)
+	if s.admin, err = cc.newClient(s.reach.opt()); err != nil {
+		s.reach.close()
 		return nil, err
 	}
 	if _, err := cc.partitions(context.Background(), s.admin, s.topic); err != nil {
 		s.admin.Close()
+		s.reach.close()
 		return nil, err
 	}
 	s.Ledger = txn.New(fmt.Sprintf("kafka sink '%s'", s.name), (*txSystem)(s), txCodec, s.subtask, t.Runtime.Parallelism)
@@ -199,6 +203,7 @@ func (s *TxSink) begin() error {
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordDeliveryTimeout(deliveryTimeout),
 		kgo.DefaultProduceTopic(s.topic),
+		s.reach.opt(),
 	)
 	if err != nil {
 		return s.errorf("transaction %s: %w", id, err)
@@ -251,6 +256,9 @@ func (s *TxSink) Close() error {
 	if s.admin != nil {
 		s.admin.Close()
 		s.admin = nil
+	}
+	if s.reach != nil {
+		s.reach.close()
 	}
 	return nil
 }

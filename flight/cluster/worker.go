@@ -187,6 +187,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer w.stopAll()
 	registered := false
 	tried := 0 // candidates tried since the last registration
+	// lostSince: the first failed heartbeat since the last answer;
+	// lostWarned: the warning about it was given.
+	var lostSince time.Time
+	lostWarned := false
 	for {
 		if !registered {
 			cands := w.candidates()
@@ -228,6 +232,12 @@ func (w *Worker) Run(ctx context.Context) error {
 			hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			err := call(hctx, w.leader(), actHeartbeat, &heartbeatReq{ID: w.cfg.ID, Tasks: w.stats()}, &resp)
 			cancel()
+			if err == nil && !lostSince.IsZero() {
+				if lostWarned {
+					w.logf("the Coordinator at %s answers again after %s", w.coordAddrNow(), time.Since(lostSince).Round(100*time.Millisecond))
+				}
+				lostSince, lostWarned = time.Time{}, false
+			}
 			switch {
 			case err == nil && !resp.Known:
 				// The Coordinator does not know us (it restarted, or
@@ -246,6 +256,16 @@ func (w *Worker) Run(ctx context.Context) error {
 				// candidates name it and the Worker comes back.
 				w.logf("the Coordinator at %s no longer leads (%v): looking for the leader", w.coordAddrNow(), err)
 				registered = false
+			case ctx.Err() == nil:
+				// One Coordinator: it is retried; say so once it has not
+				// answered for three heartbeats.
+				if lostSince.IsZero() {
+					lostSince = time.Now()
+				}
+				if d := time.Since(lostSince); !lostWarned && d >= 3*w.heartbeat() {
+					w.logf("warning: the Coordinator at %s has not answered for %s: %v (retrying; its tasks run on)", w.coordAddrNow(), d.Round(100*time.Millisecond), err)
+					lostWarned = true
+				}
 			}
 		}
 		w.mu.Lock()
@@ -715,4 +735,15 @@ func (w *Worker) cancelAttempt(ctx context.Context, req *attemptRef) (any, error
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// heartbeat is the interval the Coordinator asked for (500 ms before it
+// answered).
+func (w *Worker) heartbeat() time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.beat <= 0 {
+		return 500 * time.Millisecond
+	}
+	return w.beat
 }
