@@ -51,7 +51,7 @@ func (s *source) load(fs *flag.FlagSet, reg *connectors.Registry) (*pb.Plan, err
 			return nil, err
 		}
 		var p pb.Plan
-		if err := proto.Unmarshal(data, &p); err != nil {
+		if err := substrait.UnmarshalPlan(data, &p); err != nil {
 			if jerr := protojson.Unmarshal(data, &p); jerr != nil {
 				return nil, fmt.Errorf("%s is neither a binary nor a JSON Substrait plan: %v", s.plan, err)
 			}

@@ -17,7 +17,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	pb "github.com/substrait-io/substrait-protobuf/go/substraitpb"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/clink-dev/clink/checkpoint"
 	"github.com/clink-dev/clink/connectors"
@@ -532,7 +531,7 @@ func (c *Coordinator) Submit(r *SubmitRequest) (*SubmitResponse, error) {
 // the latter: the job's record says where it stands.
 func (c *Coordinator) newJob(r *SubmitRequest, recovering bool) (*job, *SubmitResponse, error) {
 	var plan pb.Plan
-	if err := proto.Unmarshal(r.Plan, &plan); err != nil {
+	if err := substrait.UnmarshalPlan(r.Plan, &plan); err != nil {
 		return nil, nil, fmt.Errorf("bad plan: %v", err)
 	}
 	settings, err := substrait.JobSettings(&plan)

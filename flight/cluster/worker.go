@@ -17,8 +17,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/clink-dev/clink/substrait"
 	pb "github.com/substrait-io/substrait-protobuf/go/substraitpb"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/clink-dev/clink/checkpoint"
 	"github.com/clink-dev/clink/connectors"
@@ -481,7 +481,7 @@ func (w *Worker) deploy(_ context.Context, req *deployReq) (any, error) {
 		return nil, err
 	}
 	var plan pb.Plan
-	if err := proto.Unmarshal(req.Plan, &plan); err != nil {
+	if err := substrait.UnmarshalPlan(req.Plan, &plan); err != nil {
 		return nil, fmt.Errorf("job %s: bad plan: %v", req.Job, err)
 	}
 	batch, linger := req.BatchSize, time.Duration(req.LingerMS)*time.Millisecond

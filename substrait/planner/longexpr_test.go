@@ -6,11 +6,13 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	pb "github.com/substrait-io/substrait-protobuf/go/substraitpb"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/clink-dev/clink/connectors"
 	"github.com/clink-dev/clink/connectors/builtin"
 	"github.com/clink-dev/clink/kernels"
+	"github.com/clink-dev/clink/substrait"
 	"github.com/clink-dev/clink/substrait/planner"
 	"github.com/clink-dev/clink/substrait/sql"
 )
@@ -33,8 +35,8 @@ func TestLongExpressionPlans(t *testing.T) {
 	}
 	compiled := time.Since(start)
 	// The plan's bytes nest three messages per term: protobuf's default
-	// recursion limit (10,000) refuses them when read back, as a cluster
-	// submission would; reading needs a higher limit.
+	// recursion limit (10,000) refuses them when read back; a cluster
+	// submission reads them with substrait.UnmarshalPlan.
 	data, err := proto.Marshal(p)
 	if err != nil {
 		t.Fatal(err)
@@ -42,8 +44,19 @@ func TestLongExpressionPlans(t *testing.T) {
 	if err := proto.Unmarshal(data, p.ProtoReflect().New().Interface()); err == nil {
 		t.Log("the default recursion limit reads a 10,000-term plan")
 	}
-	if err := (proto.UnmarshalOptions{RecursionLimit: 100_000}).Unmarshal(data, p.ProtoReflect().New().Interface()); err != nil {
+	if err := substrait.UnmarshalPlan(data, new(pb.Plan)); err != nil {
 		t.Fatal(err)
+	}
+	// The SQL front end's limit, 20,000 operators, reads back too.
+	big, err := sql.Compile(strings.Replace(src, strings.Repeat("a + ", 9_999), strings.Repeat("a + ", 19_990), 1), reg)
+	if err != nil {
+		t.Fatalf("%.300v", err)
+	}
+	if data, err = proto.Marshal(big); err != nil {
+		t.Fatal(err)
+	}
+	if err := substrait.UnmarshalPlan(data, new(pb.Plan)); err != nil {
+		t.Fatalf("a 19,990-operator plan: %v", err)
 	}
 	if err := planner.Validate(p, env); err != nil {
 		t.Fatalf("%.300v", err)
