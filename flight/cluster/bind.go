@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"time"
 )
 
 // CheckBind refuses to listen on addr (HOST:PORT) without a token unless
@@ -69,3 +70,8 @@ func isLoopback(addr string) bool {
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
+
+// httpReadTimeout bounds the reading of a whole request, body included:
+// a client that sends its body slower than --max-request-bytes in this
+// time (a slowloris) loses the connection instead of holding it.
+const httpReadTimeout = 30 * time.Second

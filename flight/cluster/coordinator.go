@@ -298,7 +298,7 @@ func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 		if cfg.TLS != nil && cfg.HTTPTLS != "off" {
 			c.hl = tls.NewListener(c.hl, cfg.TLS.HTTPServer(cfg.HTTPTLS != "tls"))
 		}
-		c.http = &http.Server{Handler: c.api(), ReadHeaderTimeout: 10 * time.Second,
+		c.http = &http.Server{Handler: c.api(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: httpReadTimeout, IdleTimeout: 2 * time.Minute,
 			ErrorLog: log.New(cfg.Log, "coordinator: ", 0)}
 	}
 	if cfg.HADir != "" {

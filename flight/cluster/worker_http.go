@@ -36,7 +36,7 @@ func (w *Worker) serveHTTP(l net.Listener) {
 			mux.ServeHTTP(rw, r)
 		})
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: httpReadTimeout, IdleTimeout: 2 * time.Minute}
 	srv.Serve(l)
 }
 
