@@ -9,8 +9,9 @@
 #     nodejs and npm when Azurite is to be installed
 #   built once into the cache, by version:
 #     MinIO, fake-gcs-server, Azurite (.ci/install-objectstores.sh;
-#     about 9 minutes cold, MinIO's build) and gotestsum (the test
-#     runner, pinned by .ci/tools/go.mod)
+#     about 9 minutes cold, MinIO's build), the OpenTelemetry Collector
+#     (.ci/install-otelcol.sh; about 1-3 minutes cold) and gotestsum (the
+#     test runner, pinned by .ci/tools/go.mod)
 #
 # It installs only what is missing, then checks that everything is there.
 # Without apt-get, or without root and a sudo that works, it installs
@@ -67,6 +68,7 @@ have_objectstore() {
   echo "${line#* }"
 }
 have_gotestsum() { [ -x "$gotestsum" ] && echo "$gotestsum"; }
+have_otelcol() { ./.ci/install-otelcol.sh --check | sed 's/^otelcol: //'; }
 
 # name | check | apt packages (empty: not from apt) | how to install by hand
 components=(
@@ -78,6 +80,7 @@ components=(
   "MinIO|have_objectstore minio||.ci/install-objectstores.sh (go install from the Go module proxy)"
   "fake-gcs-server|have_objectstore fake-gcs-server||.ci/install-objectstores.sh (go install from the Go module proxy)"
   "Azurite|have_objectstore azurite||.ci/install-objectstores.sh (npm install azurite; needs nodejs and npm)"
+  "OpenTelemetry Collector|have_otelcol||.ci/install-otelcol.sh (the collector builder, from the Go module proxy)"
   "gotestsum $gotestsum_version|have_gotestsum||cd .ci/tools && go build -o $gotestsum gotest.tools/gotestsum"
 )
 
@@ -120,7 +123,7 @@ fi
 
 # What needs apt: the packages of the missing components, nodejs and npm
 # for Azurite, and PostgreSQL through its script.
-apt_pkgs=() need_apt=0 need_pg=0 need_os=0 need_gts=0
+apt_pkgs=() need_apt=0 need_pg=0 need_os=0 need_gts=0 need_otelcol=0
 for i in "${missing[@]}"; do
   IFS='|' read -r _ check pkgs _ <<<"${components[$i]}"
   case $check in
@@ -131,6 +134,7 @@ for i in "${missing[@]}"; do
     ;;
   have_objectstore*) need_os=1 ;;
   have_gotestsum) need_gts=1 ;;
+  have_otelcol) need_otelcol=1 ;;
   *) apt_pkgs+=($pkgs) ;;
   esac
 done
@@ -164,6 +168,9 @@ fi
 if [ $need_os = 1 ]; then
   echo "install-deps: object stores (.ci/install-objectstores.sh)"
   ./.ci/install-objectstores.sh || stop "installing the object-store servers failed (offline? the Go module proxy and npm must be reachable)"
+fi
+if [ $need_otelcol = 1 ]; then
+  ./.ci/install-otelcol.sh || stop "building the OpenTelemetry Collector failed (offline? the Go module proxy must be reachable)"
 fi
 if [ $need_gts = 1 ]; then
   echo "install-deps: gotestsum $gotestsum_version: building into $(dirname "$gotestsum")"

@@ -42,7 +42,13 @@ func cmdCoordinator(args []string) int {
 	httpTLS := fs.String("http-tls", "mtls", "with --tls-cert: the HTTP API serves HTTPS requiring a client certificate of --tls-ca (mtls), HTTPS without client certificates (tls: the token authenticates), or plain HTTP (off)")
 	insecure := fs.Bool("insecure", false, "listen on a non-loopback --addr or --http-addr without CLINK_AUTH_TOKEN or mutual TLS (anyone who reaches it can register a Worker or submit a job)")
 	maxBody := fs.Int64("max-request-bytes", 4<<20, "largest HTTP request body the API reads (larger: 413)")
+	var of otelFlags
+	of.register(fs)
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if err := of.apply(); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
 		return 2
 	}
 	if *maxBody <= 0 {
@@ -66,7 +72,7 @@ func cmdCoordinator(args []string) int {
 		Token: os.Getenv("CLINK_AUTH_TOKEN"), Heartbeat: *beat, MaxRestarts: *restarts, RestartDelay: *delay,
 		CheckpointInterval: *interval, CheckpointLogInterval: *ckLog, Connectors: builtin.Registry(), Log: os.Stderr,
 		HADir: *haDir, HAID: *haID, LeaseTTL: *leaseTTL, LeaseRenew: *leaseRenew,
-		Insecure: *insecure, MaxBodyBytes: *maxBody})
+		Insecure: *insecure, MaxBodyBytes: *maxBody, OTel: true})
 	return serve(c, err)
 }
 
@@ -175,7 +181,13 @@ func cmdWorker(args []string) int {
 	fence := fs.Duration("fence-timeout", 0, "cancel the tasks when no leader answered for this long (default: 3 heartbeats + 5s)")
 	httpAddr := fs.String("http-addr", "127.0.0.1:0", "/metrics, /healthz and /readyz (port 0: any, logged; off: none)")
 	insecure := fs.Bool("insecure", false, "listen on a non-loopback --addr without CLINK_AUTH_TOKEN or mutual TLS (anyone who reaches it can deploy subtasks)")
+	var of otelFlags
+	of.register(fs)
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if err := of.apply(); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
 		return 2
 	}
 	caddr, err := coord.address(fs)
@@ -206,7 +218,7 @@ func cmdWorker(args []string) int {
 		}
 	}
 	w, err := cluster.NewWorker(cluster.WorkerConfig{ID: *id, Coordinator: caddr, Coordinators: list, HADir: *haDir, FenceTimeout: *fence, HTTPAddr: *httpAddr,
-		Addr: *addr, Slots: *slots, TLS: tc, Token: token, Connectors: builtin.Registry(), Stdout: os.Stdout, Log: os.Stderr})
+		Addr: *addr, Slots: *slots, TLS: tc, Token: token, Connectors: builtin.Registry(), Stdout: os.Stdout, Log: os.Stderr, OTel: true})
 	return serve(w, err)
 }
 

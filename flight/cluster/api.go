@@ -40,9 +40,7 @@ const defaultMaxBodyBytes = 4 << 20
 // routes is the Coordinator's HTTP API (docs/cluster.md), as data so that
 // a test walks it and checks that no route skips the token.
 func (c *Coordinator) routes() []route {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(&collector{c: c})
-	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	metrics := promhttp.HandlerFor(c.reg, promhttp.HandlerOpts{})
 	return []route{
 		{pattern: "GET /healthz", handler: c.getHealthz, public: true},
 		{pattern: "GET /readyz", handler: c.getReadyz, public: true},

@@ -13,13 +13,14 @@ import (
 
 // pendingCk is a checkpoint the Coordinator waits for.
 type pendingCk struct {
-	id    uint64
-	w     *checkpoint.Writer
-	acks  map[string][]checkpoint.PartInfo
-	ops   map[string][]checkpoint.OperatorInfo // per Worker
-	start time.Time
-	kind  string          // checkpoint, final, savepoint
-	stop  chan stopResult // stop-with-savepoint waits for it
+	id      uint64
+	attempt int // the attempt that triggered it
+	w       *checkpoint.Writer
+	acks    map[string][]checkpoint.PartInfo
+	ops     map[string][]checkpoint.OperatorInfo // per Worker
+	start   time.Time
+	kind    string          // checkpoint, final, savepoint
+	stop    chan stopResult // stop-with-savepoint waits for it
 	// A savepoint's caller (triggered, the job runs on), the directory it
 	// goes to and, once written, its path.
 	spReply       chan stopResult
@@ -111,7 +112,7 @@ func (ctl *controller) trigger(kind string) error {
 	if err != nil {
 		return err
 	}
-	a.pending = &pendingCk{id: id, w: w, acks: map[string][]checkpoint.PartInfo{}, ops: map[string][]checkpoint.OperatorInfo{}, start: time.Now(), kind: kind}
+	a.pending = &pendingCk{id: id, attempt: a.ref.Attempt, w: w, acks: map[string][]checkpoint.PartInfo{}, ops: map[string][]checkpoint.OperatorInfo{}, start: time.Now(), kind: kind}
 	for wid := range a.workers {
 		cl, ok := c.client(wid)
 		if !ok {
@@ -258,6 +259,7 @@ func (ctl *controller) complete() error {
 
 // recordCk keeps a checkpoint's outcome for the API.
 func (c *Coordinator) recordCk(j *job, p *pendingCk, status, reason string, parts []checkpoint.PartInfo) {
+	c.spanCheckpoint(j, p.attempt, p, status, reason, parts)
 	r := ckRecord{ID: p.id, Status: status, Triggered: p.start.UTC(), Duration: time.Since(p.start).Milliseconds(), Parts: len(parts), Kind: p.kind, Reason: reason,
 		SyncMS: p.syncMS}
 	for _, pi := range parts {

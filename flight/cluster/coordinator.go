@@ -16,7 +16,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/prometheus/client_golang/prometheus"
 	pb "github.com/substrait-io/substrait-protobuf/go/substraitpb"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/clink-dev/clink/checkpoint"
 	"github.com/clink-dev/clink/connectors"
@@ -26,6 +28,7 @@ import (
 	"github.com/clink-dev/clink/kernels"
 	"github.com/clink-dev/clink/substrait"
 	"github.com/clink-dev/clink/substrait/planner"
+	"github.com/clink-dev/clink/telemetry"
 )
 
 // CoordinatorConfig configures a Coordinator.
@@ -57,6 +60,10 @@ type CoordinatorConfig struct {
 	// Token, when set, is required as a bearer token on every call and
 	// HTTP request but /healthz and /readyz (CLINK_AUTH_TOKEN).
 	Token string
+	// OTel turns OpenTelemetry on as the OTEL_* environment configures
+	// it (package telemetry: off unless an exporter is configured): the
+	// Coordinator's spans, and its /metrics over OTLP.
+	OTel bool
 	// TLS, when set, is mutual TLS on Flight (Workers and clients must
 	// present a certificate of its CA) and, as HTTPTLS says, on the HTTP
 	// API: "mtls" (the default) HTTPS requiring client certificates,
@@ -118,7 +125,9 @@ type Coordinator struct {
 	started  time.Time
 	// ha is the lease and job store with HADir (nil: a lone Coordinator,
 	// always the leader).
-	ha *haState
+	ha  *haState
+	reg *prometheus.Registry // /metrics, and OTLP metrics
+	tel *telemetry.Telemetry
 }
 
 type workerInfo struct {
@@ -133,6 +142,8 @@ type workerInfo struct {
 // job is a submitted job; its fields are guarded by Coordinator.mu.
 type job struct {
 	id, name string
+	// trace is the job's trace root (tracing.go; invalid without traces).
+	trace trace.SpanContext
 	// req is the submission, kept in the HA job store; epoch is the
 	// leader epoch the job belongs to (0 without HA): a Coordinator that
 	// lost it acts no more for the job.
@@ -288,7 +299,15 @@ func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 	funcs := kernels.NewRegistry()
 	kernels.RegisterScalar(funcs)
 	c := &Coordinator{cfg: cfg, srv: srv, funcs: funcs, workers: map[string]*workerInfo{}, jobs: map[string]*job{},
-		capacity: make(chan struct{}), started: time.Now()}
+		capacity: make(chan struct{}), started: time.Now(), reg: prometheus.NewRegistry()}
+	c.reg.MustRegister(&collector{c: c})
+	c.tel = telemetry.Off()
+	if cfg.OTel {
+		if c.tel, err = telemetry.Start(context.Background(), telemetry.Config{Service: "clink-coordinator", Gatherer: c.reg}); err != nil {
+			srv.Shutdown()
+			return nil, err
+		}
+	}
 	if cfg.HTTPAddr != "" && cfg.HTTPAddr != "off" {
 		c.hl, err = net.Listen("tcp", cfg.HTTPAddr)
 		if err != nil {
@@ -356,6 +375,9 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		go c.http.Serve(c.hl)
 	}
 	c.logf("listening: flight %s, http %s", c.FlightAddr(), c.HTTPAddr())
+	if d := c.tel.Describe(); d != "off" {
+		c.logf("OpenTelemetry: exporting %s over OTLP", d)
+	}
 	tick := time.NewTicker(c.cfg.Heartbeat / 5)
 	defer tick.Stop()
 	var renew <-chan time.Time
@@ -377,6 +399,11 @@ func (c *Coordinator) Run(ctx context.Context) error {
 			if c.http != nil {
 				c.http.Close()
 			}
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			if err := c.tel.Shutdown(sctx); err != nil {
+				c.logf("flushing telemetry: %v", err)
+			}
+			cancel()
 			return nil
 		case <-tick.C:
 			c.detectLost()
@@ -498,6 +525,7 @@ func (c *Coordinator) post(j *job, ev event) {
 
 // Submit plans a job (to check it and state its guarantee) and starts it.
 func (c *Coordinator) Submit(r *SubmitRequest) (*SubmitResponse, error) {
+	start := time.Now()
 	if err := c.notLeader(); err != nil {
 		return nil, err
 	}
@@ -519,6 +547,7 @@ func (c *Coordinator) Submit(r *SubmitRequest) (*SubmitResponse, error) {
 	c.jobs[j.id] = j
 	c.order = append(c.order, j.id)
 	c.mu.Unlock()
+	c.spanSubmit(j, start)
 	c.persist(j)
 	c.logf("job_id=%s submitted: %s, parallelism %d, guarantee %s", j.id, j.name, j.parallelism, j.guarantee)
 	go c.runJob(j)

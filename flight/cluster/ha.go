@@ -276,6 +276,7 @@ func (c *Coordinator) recoverJob(r *jobRecord, epoch uint64) {
 	j.state, j.failure, j.errorCount, j.restarts, j.attempt = r.State, r.Failure, r.ErrorCount, r.Restarts, r.Attempt
 	j.created, j.ended, j.savepoint, j.history = r.Created, r.Ended, r.Savepoint, r.History
 	j.based, j.base, j.restoredIDs = r.Based, r.Base, r.Restored
+	j.trace = traceFrom(r.TraceID, r.SpanID)
 	live := !terminal(j.state)
 	if live && j.store != nil {
 		if err := j.store.Fence(epoch); err != nil {

@@ -46,6 +46,10 @@ type jobRecord struct {
 	Savepoint string     `json:"savepoint,omitempty"`
 	History   []ckRecord `json:"history,omitempty"`
 	Epoch     uint64     `json:"epoch"` // of the leader that wrote it
+	// TraceID and SpanID are the job's trace root, so that a new
+	// leader's spans join its trace.
+	TraceID string `json:"trace_id,omitempty"`
+	SpanID  string `json:"span_id,omitempty"`
 }
 
 func openJobStore(haDir string) (*jobStore, error) {
@@ -134,6 +138,7 @@ func (c *Coordinator) persist(j *job) {
 		ErrorCount: j.errorCount, Restarts: j.restarts, Attempt: j.attempt, Based: j.based, Base: j.base,
 		Restored: append([]uint64(nil), j.restoredIDs...), Created: j.created, Ended: j.ended, Savepoint: j.savepoint,
 		History: append([]ckRecord(nil), j.history...), Epoch: j.epoch}
+	r.TraceID, r.SpanID = traceIDs(j.trace)
 	c.mu.Unlock()
 	if err := c.ha.jobs.write(r); err != nil {
 		c.logf("job_id=%s: writing the job store: %v", j.id, err)

@@ -10,6 +10,7 @@ import (
 // been restarted MaxRestarts times already.
 func (ctl *controller) restarting() phase {
 	c, j := ctl.c, ctl.j
+	start := time.Now()
 	if !c.leadingFor(j) {
 		return phaseFenced
 	}
@@ -36,6 +37,7 @@ func (ctl *controller) restarting() phase {
 	if !c.leadingFor(j) {
 		return phaseFenced
 	}
+	c.spanRestart(j, j.attempt, k, ctl.reason, start)
 	return phaseScheduling
 }
 

@@ -28,6 +28,7 @@ func (ctl *controller) scheduling() phase {
 // Worker took its subtasks.
 func (ctl *controller) startAttempt(assign map[int]string) phase {
 	c, j := ctl.c, ctl.j
+	start := time.Now()
 	c.mu.Lock()
 	j.attempt++
 	a := &jobAttempt{ref: attemptRef{Job: j.id, Attempt: j.attempt, Epoch: j.epoch}, assign: assign, workers: attemptWorkers(assign),
@@ -63,6 +64,9 @@ func (ctl *controller) startAttempt(assign map[int]string) phase {
 	c.mu.Unlock()
 	c.persist(j)
 	c.logf("job_id=%s attempt %d running: %d subtasks on %d workers", j.id, a.ref.Attempt, j.parallelism, len(a.workers))
+	if restore != 0 {
+		c.spanRestore(j, a.ref.Attempt, restore, start)
+	}
 	if j.store != nil {
 		a.ticker = time.NewTicker(j.interval)
 		a.tick = a.ticker.C

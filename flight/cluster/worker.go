@@ -17,7 +17,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/clink-dev/clink/substrait"
+	"github.com/prometheus/client_golang/prometheus"
 	pb "github.com/substrait-io/substrait-protobuf/go/substraitpb"
 
 	"github.com/clink-dev/clink/checkpoint"
@@ -26,7 +26,9 @@ import (
 	cflight "github.com/clink-dev/clink/flight"
 	"github.com/clink-dev/clink/flight/tlsconf"
 	"github.com/clink-dev/clink/kernels"
+	"github.com/clink-dev/clink/substrait"
 	"github.com/clink-dev/clink/substrait/planner"
+	"github.com/clink-dev/clink/telemetry"
 )
 
 // WorkerConfig configures a Worker.
@@ -62,6 +64,9 @@ type WorkerConfig struct {
 	Connectors *connectors.Registry
 	// Stdout receives what print sinks write; Log receives log lines.
 	Stdout, Log io.Writer
+	// OTel turns OpenTelemetry on as the OTEL_* environment configures it
+	// (package telemetry): the Worker's /metrics over OTLP.
+	OTel bool
 }
 
 // Worker runs subtasks the Coordinator deploys.
@@ -79,6 +84,8 @@ type Worker struct {
 	epoch     uint64
 	// lastOK is when a Coordinator last answered a heartbeat or
 	// registration; registered: the Worker is registered (for /readyz);
+	reg *prometheus.Registry // /metrics, and OTLP metrics
+	tel *telemetry.Telemetry
 	// selfFences counts self-fencings.
 	lastOK     time.Time
 	registered bool
@@ -141,7 +148,15 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	}
 	funcs := kernels.NewRegistry()
 	kernels.RegisterScalar(funcs)
-	w := &Worker{cfg: cfg, srv: srv, funcs: funcs, attempts: map[attemptRef]*attempt{}, peers: map[string]flight.Client{}, lastOK: time.Now()}
+	w := &Worker{cfg: cfg, srv: srv, funcs: funcs, attempts: map[attemptRef]*attempt{}, peers: map[string]flight.Client{}, lastOK: time.Now(),
+		reg: prometheus.NewRegistry(), tel: telemetry.Off()}
+	w.reg.MustRegister(&workerCollector{w: w})
+	if cfg.OTel {
+		if w.tel, err = telemetry.Start(context.Background(), telemetry.Config{Service: "clink-worker", Gatherer: w.reg}); err != nil {
+			srv.Shutdown()
+			return nil, err
+		}
+	}
 	if err := w.dialCoordinator(w.candidates()[0]); err != nil {
 		srv.Shutdown()
 		return nil, err
@@ -185,6 +200,16 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.logf("http on %s (/metrics, /healthz, /readyz)", w.hl.Addr())
 	}
 	defer w.stopAll()
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := w.tel.Shutdown(sctx); err != nil {
+			w.logf("flushing telemetry: %v", err)
+		}
+		cancel()
+	}()
+	if d := w.tel.Describe(); d != "off" {
+		w.logf("OpenTelemetry: exporting %s over OTLP", d)
+	}
 	registered := false
 	tried := 0 // candidates tried since the last registration
 	// lostSince: the first failed heartbeat since the last answer;

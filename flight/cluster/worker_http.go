@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"sort"
-	"strings"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // The Worker's HTTP endpoint (WorkerConfig.HTTPAddr): /healthz (the
@@ -25,7 +25,7 @@ func (w *Worker) serveHTTP(l net.Listener) {
 		}
 		fmt.Fprintln(rw, "ready")
 	})
-	mux.HandleFunc("GET /metrics", w.metrics)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(w.reg, promhttp.HandlerOpts{}))
 	var h http.Handler = mux
 	if tok := w.cfg.Token; tok != "" {
 		h = http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
@@ -52,37 +52,6 @@ func (w *Worker) ready() (bool, string) {
 		return false, fmt.Sprintf("no leader answered for %s", time.Since(w.lastOK).Round(time.Millisecond))
 	}
 	return true, ""
-}
-
-func (w *Worker) metrics(rw http.ResponseWriter, _ *http.Request) {
-	rw.Header().Set("Content-Type", "text/plain; version=0.0.4")
-	var b strings.Builder
-	w.mu.Lock()
-	reg := 0
-	if w.registered {
-		reg = 1
-	}
-	fmt.Fprintf(&b, "# HELP clink_worker_registered 1 while registered with a Coordinator.\n# TYPE clink_worker_registered gauge\nclink_worker_registered %d\n", reg)
-	fmt.Fprintf(&b, "# HELP clink_worker_leader_epoch The newest leader epoch this Worker has seen.\n# TYPE clink_worker_leader_epoch gauge\nclink_worker_leader_epoch %d\n", w.epoch)
-	fmt.Fprintf(&b, "# HELP clink_worker_slots Slots of this Worker.\n# TYPE clink_worker_slots gauge\nclink_worker_slots %d\n", w.cfg.Slots)
-	fmt.Fprintf(&b, "# HELP clink_worker_attempts Job attempts running here.\n# TYPE clink_worker_attempts gauge\nclink_worker_attempts %d\n", len(w.attempts))
-	fmt.Fprintf(&b, "# HELP clink_worker_self_fences_total Times this Worker cancelled its tasks for want of a leader.\n# TYPE clink_worker_self_fences_total counter\nclink_worker_self_fences_total %d\n", w.selfFences)
-	var lines []string
-	for ref, a := range w.attempts {
-		for _, o := range a.live.Snapshot() {
-			l := fmt.Sprintf(`job="%s",attempt="%d",operator="%s",subtask="%d"`, ref.Job, ref.Attempt, o.Name, o.Subtask)
-			lines = append(lines, fmt.Sprintf("clink_operator_records_in_total{%s} %d\nclink_operator_records_out_total{%s} %d\n", l, o.RowsIn, l, o.RowsOut))
-		}
-	}
-	w.mu.Unlock()
-	sort.Strings(lines)
-	if len(lines) > 0 {
-		b.WriteString("# TYPE clink_operator_records_in_total counter\n# TYPE clink_operator_records_out_total counter\n")
-		for _, l := range lines {
-			b.WriteString(l)
-		}
-	}
-	rw.Write([]byte(b.String()))
 }
 
 // HTTPAddr is the address of /metrics, /healthz and /readyz ("" when off).
