@@ -10,7 +10,8 @@
 #   built once into the cache, by version:
 #     MinIO, fake-gcs-server, Azurite (.ci/install-objectstores.sh;
 #     about 9 minutes cold, MinIO's build), the OpenTelemetry Collector
-#     (.ci/install-otelcol.sh; about 1-3 minutes cold) and gotestsum (the
+#     (.ci/install-otelcol.sh; about 1-3 minutes cold), Prometheus
+#     (.ci/install-prometheus.sh; about 2 minutes cold) and gotestsum (the
 #     test runner, pinned by .ci/tools/go.mod)
 #
 # It installs only what is missing, then checks that everything is there.
@@ -69,6 +70,7 @@ have_objectstore() {
 }
 have_gotestsum() { [ -x "$gotestsum" ] && echo "$gotestsum"; }
 have_otelcol() { ./.ci/install-otelcol.sh --check | sed 's/^otelcol: //'; }
+have_prometheus() { ./.ci/install-prometheus.sh --check | sed 's/^prometheus: //'; }
 
 # name | check | apt packages (empty: not from apt) | how to install by hand
 components=(
@@ -80,6 +82,7 @@ components=(
   "MinIO|have_objectstore minio||.ci/install-objectstores.sh (go install from the Go module proxy)"
   "fake-gcs-server|have_objectstore fake-gcs-server||.ci/install-objectstores.sh (go install from the Go module proxy)"
   "Azurite|have_objectstore azurite||.ci/install-objectstores.sh (npm install azurite; needs nodejs and npm)"
+  "Prometheus|have_prometheus||.ci/install-prometheus.sh (go install -tags remove_all_sd from the Go module proxy)"
   "OpenTelemetry Collector|have_otelcol||.ci/install-otelcol.sh (the collector builder, from the Go module proxy)"
   "gotestsum $gotestsum_version|have_gotestsum||cd .ci/tools && go build -o $gotestsum gotest.tools/gotestsum"
 )
@@ -123,7 +126,7 @@ fi
 
 # What needs apt: the packages of the missing components, nodejs and npm
 # for Azurite, and PostgreSQL through its script.
-apt_pkgs=() need_apt=0 need_pg=0 need_os=0 need_gts=0 need_otelcol=0
+apt_pkgs=() need_apt=0 need_pg=0 need_os=0 need_gts=0 need_otelcol=0 need_prom=0
 for i in "${missing[@]}"; do
   IFS='|' read -r _ check pkgs _ <<<"${components[$i]}"
   case $check in
@@ -135,6 +138,7 @@ for i in "${missing[@]}"; do
   have_objectstore*) need_os=1 ;;
   have_gotestsum) need_gts=1 ;;
   have_otelcol) need_otelcol=1 ;;
+  have_prometheus) need_prom=1 ;;
   *) apt_pkgs+=($pkgs) ;;
   esac
 done
@@ -171,6 +175,9 @@ if [ $need_os = 1 ]; then
 fi
 if [ $need_otelcol = 1 ]; then
   ./.ci/install-otelcol.sh || stop "building the OpenTelemetry Collector failed (offline? the Go module proxy must be reachable)"
+fi
+if [ $need_prom = 1 ]; then
+  ./.ci/install-prometheus.sh || stop "building Prometheus failed (offline? the Go module proxy must be reachable)"
 fi
 if [ $need_gts = 1 ]; then
   echo "install-deps: gotestsum $gotestsum_version: building into $(dirname "$gotestsum")"

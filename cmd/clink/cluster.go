@@ -72,7 +72,7 @@ func cmdCoordinator(args []string) int {
 		Token: os.Getenv("CLINK_AUTH_TOKEN"), Heartbeat: *beat, MaxRestarts: *restarts, RestartDelay: *delay,
 		CheckpointInterval: *interval, CheckpointLogInterval: *ckLog, Connectors: builtin.Registry(), Log: os.Stderr,
 		HADir: *haDir, HAID: *haID, LeaseTTL: *leaseTTL, LeaseRenew: *leaseRenew,
-		Insecure: *insecure, MaxBodyBytes: *maxBody, OTel: true})
+		Insecure: *insecure, MaxBodyBytes: *maxBody, OTel: true, LogFormat: of.logFormat})
 	return serve(c, err)
 }
 
@@ -218,7 +218,7 @@ func cmdWorker(args []string) int {
 		}
 	}
 	w, err := cluster.NewWorker(cluster.WorkerConfig{ID: *id, Coordinator: caddr, Coordinators: list, HADir: *haDir, FenceTimeout: *fence, HTTPAddr: *httpAddr,
-		Addr: *addr, Slots: *slots, TLS: tc, Token: token, Connectors: builtin.Registry(), Stdout: os.Stdout, Log: os.Stderr, OTel: true})
+		Addr: *addr, Slots: *slots, TLS: tc, Token: token, Connectors: builtin.Registry(), Stdout: os.Stdout, Log: os.Stderr, OTel: true, LogFormat: of.logFormat})
 	return serve(w, err)
 }
 

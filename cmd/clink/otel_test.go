@@ -31,8 +31,11 @@ func TestOTLPCluster(t *testing.T) {
 	waitFor(t, clog, "OpenTelemetry: exporting traces and metrics over OTLP", 20*time.Second)
 	wlogs := map[string]*syncBuffer{"w1": {}, "w2": {}}
 	workers := map[string]*proc{}
+	targets := []string{httpAddr}
 	for _, id := range []string{"w1", "w2"} {
-		workers[id] = startProc(t, bin, wlogs[id], "worker", "--coordinator", flightAddr, "--slots", "1", "--id", id, "--otlp-endpoint", col.HTTP)
+		wh := freePort(t)
+		targets = append(targets, wh)
+		workers[id] = startProc(t, bin, wlogs[id], "worker", "--coordinator", flightAddr, "--slots", "1", "--id", id, "--otlp-endpoint", col.HTTP, "--http-addr", wh)
 		waitFor(t, wlogs[id], "registered with", 20*time.Second)
 	}
 	var in strings.Builder
@@ -50,6 +53,21 @@ INSERT INTO o SELECT sensor_id, COUNT(*) FROM readings GROUP BY TUMBLE(ts, INTER
 	job := submitJob(t, bin, flightAddr, sqlFile)
 	d := waitState(t, httpAddr, job, "RUNNING", 30*time.Second)
 	waitFor(t, clog, "job_id="+job+" checkpoint 1 complete", 30*time.Second)
+	// Prometheus scrapes all three processes.
+	prom := oteltest.StartPrometheus(t, "", targets...)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		up := prom.Query(t, `up == 1`)
+		slots := prom.Query(t, `clink_worker_slots`)
+		jobs := prom.Query(t, `clink_jobs{state="RUNNING"}`)
+		rows := prom.Query(t, `sum by (instance) (clink_operator_records_in_total{job_id="`+job+`"})`)
+		if len(up) == 3 && len(slots) == 2 && len(jobs) == 1 && len(rows) >= 2 {
+			t.Logf("Prometheus: up from %d targets, clink_worker_slots from %d Workers, rows in from %d processes", len(up), len(slots), len(rows))
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Prometheus: up %v, slots %v, jobs %v, rows %v\n%s", up, slots, jobs, rows, prom.Log())
+		}
+	}
 	victim := d["tasks"].([]any)[0].(map[string]any)["worker"].(string)
 	workers[victim].kill()
 	waitFor(t, clog, "job_id="+job+" attempt 2 running", 30*time.Second)

@@ -39,7 +39,7 @@ func (ctl *controller) ckCompleted(id uint64, kind string, parts int, took time.
 		if kind != "checkpoint" {
 			what = kind + ", "
 		}
-		c.logf("job_id=%s checkpoint %d complete (%s%d parts, %s)", ctl.j.id, id, what, parts, took.Round(time.Millisecond))
+		ctl.logf("job_id=%s checkpoint %d complete (%s%d parts, %s)", ctl.j.id, id, what, parts, took.Round(time.Millisecond))
 		l.logged, l.failed, l.since = true, false, time.Now()
 		return
 	}
@@ -57,7 +57,7 @@ func (ctl *controller) ckCompleted(id uint64, kind string, parts int, took time.
 // the completions before it); the next completion is logged at once.
 func (ctl *controller) ckFailed(id uint64, reason string) {
 	ctl.ckFlush()
-	ctl.c.logf("job_id=%s checkpoint %d failed: %s", ctl.j.id, id, reason)
+	ctl.logf("job_id=%s checkpoint %d failed: %s", ctl.j.id, id, reason)
 	ctl.ckLog.failed, ctl.ckLog.since = true, time.Now()
 }
 
@@ -68,9 +68,9 @@ func (ctl *controller) ckFlush() {
 	case l.n == 0:
 		return
 	case l.n == 1:
-		ctl.c.logf("job_id=%s checkpoint %d complete (%d parts, %s)", ctl.j.id, l.last, l.parts, l.took.Round(time.Millisecond))
+		ctl.logf("job_id=%s checkpoint %d complete (%d parts, %s)", ctl.j.id, l.last, l.parts, l.took.Round(time.Millisecond))
 	default:
-		ctl.c.logf("job_id=%s checkpoints %d-%d complete in the last %s (%d checkpoints; latest %d: %d parts, %s)",
+		ctl.logf("job_id=%s checkpoints %d-%d complete in the last %s (%d checkpoints; latest %d: %d parts, %s)",
 			ctl.j.id, l.first, l.last, roughly(time.Since(l.since)), l.n, l.last, l.parts, l.took.Round(time.Millisecond))
 	}
 	l.n, l.since = 0, time.Now()

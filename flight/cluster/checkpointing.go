@@ -182,7 +182,7 @@ func (ctl *controller) expired() (string, bool) {
 	if p == nil || time.Since(p.start) <= c.cfg.CheckpointTimeout {
 		return "", false
 	}
-	c.logf("job_id=%s checkpoint %d expired after %s", ctl.j.id, p.id, c.cfg.CheckpointTimeout)
+	ctl.logf("job_id=%s checkpoint %d expired after %s", ctl.j.id, p.id, c.cfg.CheckpointTimeout)
 	return fmt.Sprintf("checkpoint %d expired", p.id), true
 }
 
@@ -220,7 +220,7 @@ func (ctl *controller) complete() error {
 		p.spPath, spErr = ctl.writeSavepoint(p)
 	}
 	if err := j.store.Retain(max(j.retain, 1)); err != nil {
-		c.logf("job_id=%s: pruning checkpoints: %v", j.id, err)
+		ctl.logf("job_id=%s: pruning checkpoints: %v", j.id, err)
 	}
 	c.recordCk(j, p, "COMPLETED", "", parts)
 	c.persist(j)

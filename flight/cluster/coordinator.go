@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -95,6 +96,8 @@ type CoordinatorConfig struct {
 	CheckpointLogInterval time.Duration
 	Connectors            *connectors.Registry
 	Log                   io.Writer
+	// LogFormat is text (default) or json (telemetry.NewLogger).
+	LogFormat string
 }
 
 // Job states, Flink's names.
@@ -128,6 +131,7 @@ type Coordinator struct {
 	ha  *haState
 	reg *prometheus.Registry // /metrics, and OTLP metrics
 	tel *telemetry.Telemetry
+	log *slog.Logger
 }
 
 type workerInfo struct {
@@ -301,6 +305,10 @@ func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 	c := &Coordinator{cfg: cfg, srv: srv, funcs: funcs, workers: map[string]*workerInfo{}, jobs: map[string]*job{},
 		capacity: make(chan struct{}), started: time.Now(), reg: prometheus.NewRegistry()}
 	c.reg.MustRegister(&collector{c: c})
+	if c.log, err = telemetry.NewLogger(cfg.Log, cfg.LogFormat, "coordinator"); err != nil {
+		srv.Shutdown()
+		return nil, err
+	}
 	c.tel = telemetry.Off()
 	if cfg.OTel {
 		if c.tel, err = telemetry.Start(context.Background(), telemetry.Config{Service: "clink-coordinator", Gatherer: c.reg}); err != nil {
@@ -365,7 +373,20 @@ func (c *Coordinator) HTTPAddr() string {
 }
 
 func (c *Coordinator) logf(format string, args ...any) {
-	fmt.Fprintf(c.cfg.Log, time.Now().UTC().Format("2006-01-02T15:04:05.000Z")+" coordinator: "+format+"\n", args...)
+	telemetry.Line(c.log, fmt.Sprintf(format, args...))
+}
+
+// logf logs a line of the job's controller: with the job's attempt and
+// leader epoch as attributes (job_id from the line's "job_id=N" prefix).
+func (ctl *controller) logf(format string, args ...any) {
+	attrs := []slog.Attr{}
+	if ctl.a != nil {
+		attrs = append(attrs, slog.Int("attempt", ctl.a.ref.Attempt))
+	}
+	if ctl.j.epoch != 0 {
+		attrs = append(attrs, slog.Uint64("epoch", ctl.j.epoch))
+	}
+	telemetry.Line(ctl.c.log, fmt.Sprintf(format, args...), attrs...)
 }
 
 // Run serves until ctx ends.

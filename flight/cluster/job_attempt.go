@@ -199,7 +199,7 @@ func (ctl *controller) cancelAll() {
 			defer cancel()
 			if err := call(ctx, cl, actCancel, &a.ref, nil); err != nil {
 				c.unreachable(wid, err)
-				c.logf("job_id=%s: cancelling attempt %d on %s: %v", ctl.j.id, a.ref.Attempt, wid, err)
+				ctl.logf("job_id=%s: cancelling attempt %d on %s: %v", ctl.j.id, a.ref.Attempt, wid, err)
 			}
 		}()
 	}

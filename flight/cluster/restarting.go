@@ -20,13 +20,13 @@ func (ctl *controller) restarting() phase {
 	k := j.restarts + 1
 	if k > c.cfg.MaxRestarts {
 		c.mu.Unlock()
-		c.logf("job_id=%s failed after %d restarts: %s", j.id, c.cfg.MaxRestarts, ctl.reason)
+		ctl.logf("job_id=%s failed after %d restarts: %s", j.id, c.cfg.MaxRestarts, ctl.reason)
 		return phaseFailed
 	}
 	j.restarts = k
 	j.state = StateRestarting
 	c.mu.Unlock()
-	c.logf("job_id=%s awaiting_restart (attempt %d/%d): %s", j.id, k, c.cfg.MaxRestarts, ctl.reason)
+	ctl.logf("job_id=%s awaiting_restart (attempt %d/%d): %s", j.id, k, c.cfg.MaxRestarts, ctl.reason)
 	c.persist(j)
 	if !c.restartDelay(j) {
 		if !c.leadingFor(j) {

@@ -113,7 +113,7 @@ func (ctl *controller) savepointRequested(ev event) bool {
 // writeSavepoint copies the savepoint p, just committed in the job's
 // directory, into its own directory and returns its path.
 func (ctl *controller) writeSavepoint(p *pendingCk) (string, error) {
-	c, j := ctl.c, ctl.j
+	j := ctl.j
 	base := p.spDir
 	if base == "" {
 		base = j.spDir
@@ -125,10 +125,10 @@ func (ctl *controller) writeSavepoint(p *pendingCk) (string, error) {
 	}
 	if err != nil {
 		err = fmt.Errorf("savepoint %d (complete as %s): %w", p.id, j.store.Path(p.id), err)
-		c.logf("job_id=%s %v", j.id, err)
+		ctl.logf("job_id=%s %v", j.id, err)
 		return "", err
 	}
-	c.logf("job_id=%s savepoint %d: %s", j.id, p.id, dir)
+	ctl.logf("job_id=%s savepoint %d: %s", j.id, p.id, dir)
 	return dir, nil
 }
 

@@ -44,17 +44,17 @@ func (ctl *controller) startAttempt(assign map[int]string) phase {
 	a.restore = restore
 	j.based, j.base = true, restore
 	if restore != 0 && j.fromSP != nil && restore == j.fromSP.ID {
-		c.logf("job_id=%s restore point: checkpoint %d (savepoint %s)", j.id, restore, j.fromSP.Path)
+		ctl.logf("job_id=%s restore point: checkpoint %d (savepoint %s)", j.id, restore, j.fromSP.Path)
 		c.mu.Lock()
 		j.restoredIDs = append(j.restoredIDs, restore)
 		c.mu.Unlock()
 	} else if restore != 0 {
-		c.logf("job_id=%s restore point: checkpoint %d", j.id, restore)
+		ctl.logf("job_id=%s restore point: checkpoint %d", j.id, restore)
 		c.mu.Lock()
 		j.restoredIDs = append(j.restoredIDs, restore)
 		c.mu.Unlock()
 	} else if j.store != nil {
-		c.logf("job_id=%s starting fresh (no checkpoint to restore)", j.id)
+		ctl.logf("job_id=%s starting fresh (no checkpoint to restore)", j.id)
 	}
 	if err := ctl.deploy(); err != nil {
 		return ctl.fail(err.Error())
@@ -63,7 +63,7 @@ func (ctl *controller) startAttempt(assign map[int]string) phase {
 	j.state = StateRunning
 	c.mu.Unlock()
 	c.persist(j)
-	c.logf("job_id=%s attempt %d running: %d subtasks on %d workers", j.id, a.ref.Attempt, j.parallelism, len(a.workers))
+	ctl.logf("job_id=%s attempt %d running: %d subtasks on %d workers", j.id, a.ref.Attempt, j.parallelism, len(a.workers))
 	if restore != 0 {
 		c.spanRestore(j, a.ref.Attempt, restore, start)
 	}

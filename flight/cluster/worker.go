@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"slices"
@@ -67,6 +68,8 @@ type WorkerConfig struct {
 	// OTel turns OpenTelemetry on as the OTEL_* environment configures it
 	// (package telemetry): the Worker's /metrics over OTLP.
 	OTel bool
+	// LogFormat is text (default) or json (telemetry.NewLogger).
+	LogFormat string
 }
 
 // Worker runs subtasks the Coordinator deploys.
@@ -86,6 +89,7 @@ type Worker struct {
 	// registration; registered: the Worker is registered (for /readyz);
 	reg *prometheus.Registry // /metrics, and OTLP metrics
 	tel *telemetry.Telemetry
+	log *slog.Logger
 	// selfFences counts self-fencings.
 	lastOK     time.Time
 	registered bool
@@ -151,6 +155,10 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	w := &Worker{cfg: cfg, srv: srv, funcs: funcs, attempts: map[attemptRef]*attempt{}, peers: map[string]flight.Client{}, lastOK: time.Now(),
 		reg: prometheus.NewRegistry(), tel: telemetry.Off()}
 	w.reg.MustRegister(&workerCollector{w: w})
+	if w.log, err = telemetry.NewLogger(cfg.Log, cfg.LogFormat, "worker "+cfg.ID); err != nil {
+		srv.Shutdown()
+		return nil, err
+	}
 	if cfg.OTel {
 		if w.tel, err = telemetry.Start(context.Background(), telemetry.Config{Service: "clink-worker", Gatherer: w.reg}); err != nil {
 			srv.Shutdown()
@@ -181,7 +189,7 @@ func (w *Worker) ID() string { return w.cfg.ID }
 func (w *Worker) Addr() string { return w.srv.Addr() }
 
 func (w *Worker) logf(format string, args ...any) {
-	fmt.Fprintf(w.cfg.Log, time.Now().UTC().Format("2006-01-02T15:04:05.000Z")+" worker "+w.cfg.ID+": "+format+"\n", args...)
+	telemetry.Line(w.log, fmt.Sprintf(format, args...))
 }
 
 // Run registers with the Coordinator (the leader, among HA ones) and
@@ -516,7 +524,8 @@ func (w *Worker) deploy(_ context.Context, req *deployReq) (any, error) {
 	if linger <= 0 {
 		linger = 20 * time.Millisecond
 	}
-	rt := connectors.Runtime{BatchSize: batch, Linger: linger, Mem: memory.NewGoAllocator(), Stdout: w.cfg.Stdout, Stderr: w.cfg.Log, Parallelism: req.Parallelism}
+	rt := connectors.Runtime{BatchSize: batch, Linger: linger, Mem: memory.NewGoAllocator(), Stdout: w.cfg.Stdout,
+		Stderr: telemetry.Writer(w.log.With("job_id", req.Job, "attempt", req.Attempt)), Parallelism: req.Parallelism}
 	job, err := planner.BuildParallel(&plan, planner.Env{Connectors: w.cfg.Connectors, Funcs: w.funcs, Runtime: rt, Subtasks: req.Subtasks}, req.Parallelism)
 	if err != nil {
 		return nil, fmt.Errorf("job %s: %w", req.Job, err)

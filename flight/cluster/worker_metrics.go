@@ -21,7 +21,7 @@ var (
 	mwSlots      = prometheus.NewDesc("clink_worker_slots", "Task slots of this Worker.", nil, nil)
 	mwAttempts   = prometheus.NewDesc("clink_worker_attempts", "Job attempts running on this Worker.", nil, nil)
 	mwFences     = prometheus.NewDesc("clink_worker_self_fences_total", "Times this Worker cancelled its tasks for want of a leader.", nil, nil)
-	mwDelay      = prometheus.NewDesc("clink_operator_watermark_delay_ms", "How far an operator subtask's watermark is behind the wall clock (ms).", []string{"job", "operator", "subtask"}, nil)
+	mwDelay      = prometheus.NewDesc("clink_operator_watermark_delay_ms", "How far an operator subtask's watermark is behind the wall clock (ms).", []string{"job_id", "operator", "subtask"}, nil)
 	workerDescs  = []*prometheus.Desc{mwRegistered, mwEpoch, mwSlots, mwAttempts, mwFences, mRecordsIn, mRecordsOut, mLate, mSkipped, mWatermark, mwDelay}
 )
 
