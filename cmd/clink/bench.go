@@ -32,11 +32,14 @@ func cmdBench(args []string) int {
 	if len(args) > 0 && args[0] == "shuffle" {
 		return cmdBenchShuffle(args[1:])
 	}
+	if len(args) > 0 && args[0] == "otel" {
+		return cmdBenchOTel(args[1:])
+	}
 	if len(args) > 0 && args[0] == "recovery" {
 		return cmdBenchRecovery(args[1:])
 	}
 	if len(args) == 0 || args[0] != "sensors" {
-		fmt.Fprintln(os.Stderr, "usage: clink bench sensors [-n READINGS] [-sensors N] [-dir DIR]\n       clink bench kafka [-n READINGS] [-sensors N] [-partitions P] [-runs R]\n       clink bench formats [-n READINGS] [-sensors N] [-runs R]\n       clink bench checkpoint [-n READINGS] [-sensors N] [-runs R] [-groups G]\n       clink bench shuffle [-n READINGS] [-sensors N]\n       clink bench recovery [-runs R] [-rate ROWS_PER_S]\n       clink bench nexmark [--query q5|all] [--events 10M] [--via-kafka] [--results DIR] [--doc FILE]\n       clink bench produce [--brokers B] [--table bid|auction|person|all] [--topic T] [--events N]")
+		fmt.Fprintln(os.Stderr, "usage: clink bench sensors [-n READINGS] [-sensors N] [-dir DIR]\n       clink bench kafka [-n READINGS] [-sensors N] [-partitions P] [-runs R]\n       clink bench formats [-n READINGS] [-sensors N] [-runs R]\n       clink bench checkpoint [-n READINGS] [-sensors N] [-runs R] [-groups G]\n       clink bench shuffle [-n READINGS] [-sensors N]\n       clink bench recovery [-runs R] [-rate ROWS_PER_S]\n       clink bench otel [-n READINGS] [-sensors N] [-rounds R]\n       clink bench nexmark [--query q5|all] [--events 10M] [--via-kafka] [--results DIR] [--doc FILE]\n       clink bench produce [--brokers B] [--table bid|auction|person|all] [--topic T] [--events N]")
 		return 2
 	}
 	fs := flag.NewFlagSet("bench sensors", flag.ContinueOnError)

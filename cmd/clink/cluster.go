@@ -249,6 +249,34 @@ func cmdBenchShuffle(args []string) int {
 	return 0
 }
 
+func cmdBenchOTel(args []string) int {
+	fs := flag.NewFlagSet("bench otel", flag.ContinueOnError)
+	n := fs.Int64("n", 3_000_000, "readings")
+	sensors := fs.Int("sensors", 1000, "sensors")
+	rounds := fs.Int("rounds", 3, "runs with OpenTelemetry off, and as many on, alternating")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "clink-bench-otel-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	r, err := clusterbench.RunOTel(context.Background(), self, dir, *n, *sensors, *rounds)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 1
+	}
+	clusterbench.FormatOTel(os.Stdout, r, *sensors)
+	return 0
+}
+
 func cmdBenchRecovery(args []string) int {
 	fs := flag.NewFlagSet("bench recovery", flag.ContinueOnError)
 	runs := fs.Int("runs", 5, "Worker kills")
