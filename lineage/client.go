@@ -104,8 +104,8 @@ type Client struct {
 	closed  bool // Close returned: events are not sent
 	wake    chan struct{}
 	done    chan struct{}
-	stop context.CancelFunc
-	ctx  context.Context
+	stop    context.CancelFunc
+	ctx     context.Context
 
 	dropped, sent, failed atomic.Int64
 }
