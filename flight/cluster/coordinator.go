@@ -25,6 +25,7 @@ import (
 	cflight "github.com/clink-dev/clink/flight"
 	"github.com/clink-dev/clink/flight/tlsconf"
 	"github.com/clink-dev/clink/kernels"
+	"github.com/clink-dev/clink/lineage"
 	"github.com/clink-dev/clink/substrait"
 	"github.com/clink-dev/clink/substrait/planner"
 )
@@ -89,6 +90,10 @@ type CoordinatorConfig struct {
 	CheckpointLogInterval time.Duration
 	Connectors            *connectors.Registry
 	Log                   io.Writer
+
+	// Lineage, when set, receives every job attempt's OpenLineage run
+	// events (lineage.go); the caller closes it after Run.
+	Lineage *lineage.Client
 }
 
 // Job states, Flink's names.
