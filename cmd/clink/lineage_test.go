@@ -182,3 +182,28 @@ func TestLineageKafkaStreaming(t *testing.T) {
 		t.Errorf("processingType %v", pt)
 	}
 }
+
+// A failing embedded job (a malformed record): START, then FAIL with the
+// error in the errorMessage facet.
+func TestLineageFailedJob(t *testing.T) {
+	bin := build(t)
+	r := lineagetest.NewReceiver(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	os.WriteFile(in, []byte("{\"v\":1}\n{\"v\":\n"), 0o644)
+	cmd := exec.Command(bin, "run", "--quiet", "-e", "CREATE TABLE src (v BIGINT) WITH ('connector'='file','path'='"+in+"');"+
+		"CREATE TABLE dst (v BIGINT) WITH ('connector'='file','path'='"+filepath.Join(dir, "out.jsonl")+"'); INSERT INTO dst SELECT v FROM src;")
+	cmd.Env = lineageEnv(r.URL)
+	if b, err := cmd.CombinedOutput(); err == nil {
+		t.Fatalf("a malformed record did not fail the job: %s", b)
+	}
+	r.Check(t, true)
+	evs := r.Events()
+	if len(evs) != 2 || evs[1].EventType != lineage.Fail {
+		t.Fatalf("events %s", lineagetest.Summary(evs))
+	}
+	msg, _ := evs[1].Run.Facets["errorMessage"].(map[string]any)["message"].(string)
+	if !strings.Contains(msg, "in.jsonl") {
+		t.Errorf("error message %q does not name the file", msg)
+	}
+}

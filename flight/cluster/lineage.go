@@ -23,7 +23,7 @@ type jobLineage struct {
 // attempt is a run of its own: START once it is deployed, RUNNING on its
 // completed checkpoints (the client rate-limits), FAIL when it fails (the
 // job restarts as a new run, or has failed), COMPLETE when the job
-// finished, ABORT when it was cancelled. A Coordinator that lost the
+// finished, ABORT when it was cancelled or stopped with a savepoint. A Coordinator that lost the
 // leadership ends its run with FAIL: the new leader deploys a new
 // attempt.
 func (ctl *controller) lineageStep(p, next phase) {
@@ -52,7 +52,13 @@ func (ctl *controller) lineageStep(p, next phase) {
 		ol.run = nil
 		return
 	case phaseFinished:
-		ol.run.Complete()
+		// A stop with savepoint finishes the job before its input ended
+		// (without the final checkpoint): for lineage it is stopped.
+		if a := ctl.a; p == phaseStopping && a != nil && !a.finalDone {
+			ol.run.Abort()
+		} else {
+			ol.run.Complete()
+		}
 		ol.run = nil
 		return
 	case phaseCanceled:

@@ -1,8 +1,13 @@
 package cluster
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/clink-dev/clink/lineage"
 	"github.com/clink-dev/clink/lineage/lineagetest"
@@ -78,5 +83,57 @@ func TestLineageWorkerLost(t *testing.T) {
 	}
 	if len(e.Outputs) != 1 || e.Outputs[0].Namespace != "file" {
 		t.Errorf("outputs %+v", e.Outputs)
+	}
+}
+
+// TestLineageStopAndFinish: a stop with savepoint ends the run with
+// ABORT (the input did not end), and a bounded job's run with COMPLETE.
+func TestLineageStopAndFinish(t *testing.T) {
+	r := lineagetest.NewReceiver(t)
+	lc := lineage.New(lineage.Config{URL: r.URL})
+	dir := t.TempDir()
+	_, plan := streamingJob(t, dir, 100)
+	tc := startCluster(t, 1, 2, CoordinatorConfig{CheckpointDir: filepath.Join(dir, "ck"), CheckpointInterval: 50 * time.Millisecond, Lineage: lc})
+	resp, err := tc.c.Submit(&SubmitRequest{Name: "stream", Plan: plan})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if d, _ := tc.c.Job(string(resp.Job)); d.Latest != nil && d.Latest.ID >= 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no checkpoint")
+		}
+	}
+	if _, err := tc.c.StopWithSavepoint(string(resp.Job)); err != nil {
+		t.Fatal(err)
+	}
+	tc.wait(t, string(resp.Job), 30*time.Second)
+
+	in := filepath.Join(dir, "in.jsonl")
+	os.WriteFile(in, []byte("{\"k\":\"a\",\"v\":1}\n"), 0o644)
+	bounded := compile(t, `CREATE TABLE t (k STRING, v BIGINT) WITH ('connector'='file', 'path'='`+in+`');
+CREATE TABLE o2 (k STRING, v BIGINT) WITH ('connector'='file', 'path'='`+filepath.Join(dir, "out2")+`');
+INSERT INTO o2 SELECT k, v FROM t`)
+	data, err := proto.Marshal(bounded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err = tc.c.Submit(&SubmitRequest{Name: "bounded", Plan: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := tc.wait(t, string(resp.Job), 30*time.Second); d.State != StateFinished {
+		t.Fatalf("bounded job %s", d.State)
+	}
+	lc.Close(10 * time.Second)
+	r.Check(t, true)
+	var got []string
+	for _, e := range r.Events() {
+		got = append(got, e.Job.Name+":"+e.EventType)
+	}
+	if s := strings.Join(got, " "); s != "stream:START stream:ABORT bounded:START bounded:COMPLETE" {
+		t.Errorf("events %s", s)
 	}
 }
