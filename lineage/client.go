@@ -206,6 +206,9 @@ func (c *Client) emit(ev *Event) {
 func (c *Client) send() {
 	defer close(c.done)
 	for {
+		if c.ctx.Err() != nil {
+			return // Close's deadline: it counts what is left
+		}
 		c.mu.Lock()
 		if len(c.queue) == 0 {
 			closing := c.closing

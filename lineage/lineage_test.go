@@ -31,6 +31,7 @@ CREATE TABLE ice (sensor_id STRING, temp_c DOUBLE) WITH (
   'connector' = 'iceberg', 'catalog_uri' = 'postgres://u:secret@cat-1:5432/cat', 'warehouse' = 's3://wh/x', 'namespace' = 'a.b');
 CREATE TABLE local (sensor_id STRING, temp_c DOUBLE) WITH ('connector' = 'file', 'path' = '/data/out.jsonl');
 CREATE TABLE hole (sensor_id STRING, temp_c DOUBLE) WITH ('connector' = 'blackhole');
+CREATE TABLE pgurl (sensor_id STRING, temp_c DOUBLE) WITH ('connector' = 'postgres', 'url' = 'env://LINEAGE_TEST_PG_URL');
 INSERT INTO pg SELECT sensor_id, temp_c FROM readings;
 INSERT INTO ch SELECT sensor_id, temp_c FROM readings;
 INSERT INTO lake SELECT sensor_id, temp_c FROM readings;
@@ -39,9 +40,11 @@ INSERT INTO az SELECT sensor_id, temp_c FROM readings;
 INSERT INTO ice SELECT sensor_id, temp_c FROM readings;
 INSERT INTO local SELECT sensor_id, temp_c FROM readings;
 INSERT INTO hole SELECT sensor_id, temp_c FROM readings;
+INSERT INTO pgurl SELECT sensor_id, temp_c FROM readings;
 `
 
 func TestJobOfNamesDatasets(t *testing.T) {
+	t.Setenv("LINEAGE_TEST_PG_URL", "postgres://alice:pw@pg-2:6543/sales?sslmode=disable")
 	reg := builtin.Registry()
 	plan, err := sql.Compile(script, reg)
 	if err != nil {
@@ -73,6 +76,7 @@ func TestJobOfNamesDatasets(t *testing.T) {
 		"postgres://cat-1:5432/cat clink.a.b.ice",
 		"file /data/out.jsonl",
 		"clink://blackhole hole",
+		"postgres://pg-2:6543 sales.public.pgurl",
 	}
 	if out := got(job.Outputs); strings.Join(out, "|") != strings.Join(want, "|") {
 		t.Errorf("outputs\n%s\nwant\n%s", strings.Join(out, "\n"), strings.Join(want, "\n"))
