@@ -11,7 +11,7 @@ import (
 // top-level folders, with engine/op, the operators, a layer of its own
 // below the engine that runs them. A package may import packages of its
 // own layer or below.
-var layers = []string{"vector", "telemetry", "checkpoint", "kernels", "engine/op", "engine", "connectors", "substrait", "flight", "bench", "cmd", "examples"}
+var layers = []string{"vector", "telemetry", "checkpoint", "kernels", "engine/op", "engine", "connectors", "substrait", "lineage", "flight", "bench", "cmd", "examples"}
 
 const module = "github.com/clink-dev/clink/"
 

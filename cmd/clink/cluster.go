@@ -17,6 +17,7 @@ import (
 	cflight "github.com/clink-dev/clink/flight"
 	"github.com/clink-dev/clink/flight/cluster"
 	"github.com/clink-dev/clink/flight/tlsconf"
+	"github.com/clink-dev/clink/lineage"
 )
 
 // The cluster's roles run in this binary: `clink coordinator`, `clink
@@ -67,12 +68,14 @@ func cmdCoordinator(args []string) int {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 2
 	}
+	lc := openLineage(os.Stderr)
+	defer lc.Close(lineage.DefaultFlushTimeout)
 	c, err := cluster.NewCoordinator(cluster.CoordinatorConfig{FlightAddr: *addr, HTTPAddr: *httpAddr, CheckpointDir: *dir, SavepointDir: *spDir,
 		TLS: tc, HTTPTLS: *httpTLS,
 		Token: os.Getenv("CLINK_AUTH_TOKEN"), Heartbeat: *beat, MaxRestarts: *restarts, RestartDelay: *delay,
 		CheckpointInterval: *interval, CheckpointLogInterval: *ckLog, Connectors: builtin.Registry(), Log: os.Stderr,
 		HADir: *haDir, HAID: *haID, LeaseTTL: *leaseTTL, LeaseRenew: *leaseRenew,
-		Insecure: *insecure, MaxBodyBytes: *maxBody, OTel: true, LogFormat: of.logFormat})
+		Insecure: *insecure, MaxBodyBytes: *maxBody, OTel: true, LogFormat: of.logFormat, Lineage: lc})
 	return serve(c, err)
 }
 

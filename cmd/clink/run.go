@@ -25,6 +25,7 @@ import (
 	cflight "github.com/clink-dev/clink/flight"
 	"github.com/clink-dev/clink/flight/cluster"
 	"github.com/clink-dev/clink/kernels"
+	"github.com/clink-dev/clink/lineage"
 	"github.com/clink-dev/clink/substrait"
 	"github.com/clink-dev/clink/substrait/planner"
 	"github.com/clink-dev/clink/substrait/sql"
@@ -142,7 +143,9 @@ func cmdRun(args []string) int {
 	if coordinator != "" {
 		return submit(ctx, coordinator, plan, src.text, cko.job, set, *parallelism, &cko, coord.opts...)
 	}
-	stats, err := executeWith(ctx, plan, reg, connectors.Runtime{BatchSize: *batch, Linger: *linger, Stdout: os.Stdout, Stderr: os.Stderr, Parallelism: *parallelism}, &cko)
+	lc := openLineage(os.Stderr)
+	defer lc.Close(lineage.DefaultFlushTimeout)
+	stats, err := executeWith(ctx, plan, reg, connectors.Runtime{BatchSize: *batch, Linger: *linger, Stdout: os.Stdout, Stderr: os.Stderr, Parallelism: *parallelism}, &cko, &jobLineage{client: lc, name: cko.job, sql: src.text})
 	if err != nil && !(errors.Is(err, context.Canceled) && ctx.Err() != nil) {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 1
@@ -155,13 +158,14 @@ func cmdRun(args []string) int {
 
 // execute plans and runs a job to its end, without checkpoints.
 func execute(ctx context.Context, plan *pb.Plan, reg *connectors.Registry, rt connectors.Runtime) ([]*engine.Stats, error) {
-	return executeWith(ctx, plan, reg, rt, nil)
+	return executeWith(ctx, plan, reg, rt, nil, nil)
 }
 
 // executeWith plans and runs a job; with ck (and a checkpoint directory)
 // it takes checkpoints and resumes from one. It states the job's
-// end-to-end guarantee on stderr first.
-func executeWith(ctx context.Context, plan *pb.Plan, reg *connectors.Registry, rt connectors.Runtime, ck *checkpointFlags) ([]*engine.Stats, error) {
+// end-to-end guarantee on stderr first. With ol it sends the job's
+// OpenLineage events (runJob).
+func executeWith(ctx context.Context, plan *pb.Plan, reg *connectors.Registry, rt connectors.Runtime, ck *checkpointFlags, ol *jobLineage) ([]*engine.Stats, error) {
 	if rt.Mem == nil {
 		rt.Mem = memory.NewGoAllocator()
 	}
@@ -184,7 +188,7 @@ func executeWith(ctx context.Context, plan *pb.Plan, reg *connectors.Registry, r
 			fmt.Fprintf(rt.Stderr, "clink: job %s: guarantee %s\n", ck.job, job.Guarantee())
 		}
 	}
-	return job.Run(ctx)
+	return runJob(ctx, job, plan, reg, rt.Stderr, ol)
 }
 
 // validate checks plan as the planner will when the job is submitted,

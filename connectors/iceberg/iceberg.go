@@ -165,3 +165,8 @@ func (c *config) ioProps() (ib.Properties, error) {
 
 // redact hides a password in a URL.
 func redact(uri string) string { return spec.Redact(uri) }
+
+var _ connectors.Lineage = Connector{}
+
+// Dataset names the table by catalog and table (spec.Dataset).
+func (Connector) Dataset(t *connectors.Table) (string, string, error) { return spec.Dataset(t) }

@@ -27,6 +27,7 @@ import (
 	cflight "github.com/clink-dev/clink/flight"
 	"github.com/clink-dev/clink/flight/tlsconf"
 	"github.com/clink-dev/clink/kernels"
+	"github.com/clink-dev/clink/lineage"
 	"github.com/clink-dev/clink/substrait"
 	"github.com/clink-dev/clink/substrait/planner"
 	"github.com/clink-dev/clink/telemetry"
@@ -98,6 +99,10 @@ type CoordinatorConfig struct {
 	Log                   io.Writer
 	// LogFormat is text (default) or json (telemetry.NewLogger).
 	LogFormat string
+
+	// Lineage, when set, receives every job attempt's OpenLineage run
+	// events (lineage.go); the caller closes it after Run.
+	Lineage *lineage.Client
 }
 
 // Job states, Flink's names.

@@ -87,6 +87,7 @@ type controller struct {
 	// reason is why the last attempt failed.
 	reason string
 	ckLog  ckLog
+	ol     *jobLineage // OpenLineage runs (lineage.go); nil: off
 }
 
 // runJob runs a job's attempts until it finishes, is cancelled, or fails
@@ -98,6 +99,7 @@ func (c *Coordinator) runJob(j *job) {
 		if !slices.Contains(transitions[p], next) {
 			panic(fmt.Sprintf("job %s: the controller went from %s to %s", j.id, p, next))
 		}
+		ctl.lineageStep(p, next)
 		if ctl.a != nil && !next.live() {
 			ctl.endAttempt()
 		}
