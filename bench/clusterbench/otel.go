@@ -27,7 +27,7 @@ type OTelResult struct {
 }
 
 // RunOTel runs the sensors pipeline (n readings, checkpoints every
-// second into dir) on two one-slot Worker processes and a Coordinator
+// 200 ms into dir) on two one-slot Worker processes and a Coordinator
 // in this process, rounds times with OpenTelemetry off and rounds times
 // on, alternating: on, every process exports traces and metrics (every
 // second, not the default minute) over OTLP/HTTP to a sink in this
@@ -41,7 +41,7 @@ func RunOTel(ctx context.Context, self, dir string, n int64, sensors, rounds int
 		return r, err
 	}
 	r.Rows = cfg.Readings()
-	text := "SET 'execution.checkpointing.interval' = '1s';\n" + bench.SensorsSQL(path, "blackhole")
+	text := "SET 'execution.checkpointing.interval' = '200ms';\n" + bench.SensorsSQL(path, "blackhole")
 	var requests atomic.Int64
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -137,7 +137,7 @@ func cutEnv(kv string) (string, string, bool) { return strings.Cut(kv, "=") }
 // FormatOTel prints an OTel result: every run, and the CPU ratio of the
 // medians.
 func FormatOTel(w io.Writer, r OTelResult, sensors int) {
-	fmt.Fprintf(w, "OpenTelemetry overhead: %d readings, %d sensors, sensors pipeline at parallelism 2 on two Workers, checkpoints every second; alternating runs\n\n", r.Rows, sensors)
+	fmt.Fprintf(w, "OpenTelemetry overhead: %d readings, %d sensors, sensors pipeline at parallelism 2 on two Workers, checkpoints every 200 ms; alternating runs\n\n", r.Rows, sensors)
 	fmt.Fprintf(w, "%-20s %12s %16s %10s\n", "run", "Worker CPU s", "rows/CPU-s", "wall s")
 	for i := range r.Off {
 		for _, m := range []bench.Measure{r.Off[i], r.On[i]} {

@@ -254,7 +254,7 @@ func cmdBenchShuffle(args []string) int {
 
 func cmdBenchOTel(args []string) int {
 	fs := flag.NewFlagSet("bench otel", flag.ContinueOnError)
-	n := fs.Int64("n", 3_000_000, "readings")
+	n := fs.Int64("n", 10_000_000, "readings")
 	sensors := fs.Int("sensors", 1000, "sensors")
 	rounds := fs.Int("rounds", 3, "runs with OpenTelemetry off, and as many on, alternating")
 	if err := fs.Parse(args); err != nil {
