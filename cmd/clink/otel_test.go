@@ -13,7 +13,8 @@ import (
 )
 
 // TestOTLPCluster: a Coordinator and two Workers export to a real
-// OpenTelemetry Collector (--otlp-endpoint): a streaming job's Worker is
+// OpenTelemetry Collector over OTLP/gRPC (--otlp-protocol grpc; the
+// end-to-end test uses OTLP/HTTP): a streaming job's Worker is
 // SIGKILLed and the job restarts on the other; the collector then holds
 // the job's clink.submit, clink.checkpoint, clink.restart and
 // clink.restore spans in one trace, the submit span its root, and
@@ -27,7 +28,7 @@ func TestOTLPCluster(t *testing.T) {
 	clog := &syncBuffer{}
 	flightAddr, httpAddr := freePort(t), freePort(t)
 	coord := startProc(t, bin, clog, "coordinator", "--addr", flightAddr, "--http-addr", httpAddr, "--checkpoint-dir", filepath.Join(dir, "ck"),
-		"--otlp-endpoint", col.HTTP)
+		"--otlp-endpoint", "http://"+col.GRPC, "--otlp-protocol", "grpc")
 	waitFor(t, clog, "OpenTelemetry: exporting traces and metrics over OTLP", 20*time.Second)
 	wlogs := map[string]*syncBuffer{"w1": {}, "w2": {}}
 	workers := map[string]*proc{}
@@ -35,7 +36,7 @@ func TestOTLPCluster(t *testing.T) {
 	for _, id := range []string{"w1", "w2"} {
 		wh := freePort(t)
 		targets = append(targets, wh)
-		workers[id] = startProc(t, bin, wlogs[id], "worker", "--coordinator", flightAddr, "--slots", "1", "--id", id, "--otlp-endpoint", col.HTTP, "--http-addr", wh)
+		workers[id] = startProc(t, bin, wlogs[id], "worker", "--coordinator", flightAddr, "--slots", "1", "--id", id, "--otlp-endpoint", "http://"+col.GRPC, "--otlp-protocol", "grpc", "--http-addr", wh)
 		waitFor(t, wlogs[id], "registered with", 20*time.Second)
 	}
 	var in strings.Builder
