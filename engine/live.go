@@ -71,7 +71,9 @@ func (l *LiveStats) tick(r *runner, nr *nodeRun) {
 			extra[i+1] = rep.Stats()
 		}
 	}
-	if rep, ok := nr.node.Binary.(StatsReporter); ok {
+	if rep, ok := nr.head().(StatsReporter); ok {
+		// The source's (a Kafka source's lag, its skipped records), or
+		// the binary operator's.
 		extra[0] = rep.Stats()
 	}
 	l.mu.Lock()

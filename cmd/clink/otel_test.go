@@ -61,12 +61,14 @@ INSERT INTO o SELECT sensor_id, COUNT(*) FROM readings GROUP BY TUMBLE(ts, INTER
 		slots := prom.Query(t, `clink_worker_slots`)
 		jobs := prom.Query(t, `clink_jobs{state="RUNNING"}`)
 		rows := prom.Query(t, `sum by (instance) (clink_operator_records_in_total{job_id="`+job+`"})`)
-		if len(up) == 3 && len(slots) == 2 && len(jobs) == 1 && len(rows) >= 2 {
+		// The source read all 200 records: partition 0's lag is 0.
+		lag := prom.Query(t, `clink_source_records_lag{job_id="`+job+`",partition="0"} == 0`)
+		if len(up) == 3 && len(slots) == 2 && len(jobs) == 1 && len(rows) >= 2 && len(lag) == 1 {
 			t.Logf("Prometheus: up from %d targets, clink_worker_slots from %d Workers, rows in from %d processes", len(up), len(slots), len(rows))
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("Prometheus: up %v, slots %v, jobs %v, rows %v\n%s", up, slots, jobs, rows, prom.Log())
+			t.Fatalf("Prometheus: up %v, slots %v, jobs %v, rows %v, lag %v\n%s", up, slots, jobs, rows, lag, prom.Log())
 		}
 	}
 	victim := d["tasks"].([]any)[0].(map[string]any)["worker"].(string)

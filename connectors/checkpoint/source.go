@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -24,7 +25,7 @@ type Source struct {
 	table *connectors.Table
 	ckpt  *chk.Checkpoint
 	sel   stateio.Selection
-	rows  int64
+	rows  atomic.Int64
 }
 
 var (
@@ -33,7 +34,7 @@ var (
 )
 
 // Stats reports the rows emitted.
-func (s *Source) Stats() map[string]int64 { return map[string]int64{"rows_read": s.rows} }
+func (s *Source) Stats() map[string]int64 { return map[string]int64{"rows_read": s.rows.Load()} }
 
 // Run reads the parts and emits their rows.
 func (s *Source) Run(ctx context.Context, emit func(engine.Message) error) error {
@@ -95,7 +96,7 @@ func (s *Source) emitPart(ctx context.Context, mem memory.Allocator, p *chk.Part
 		}
 		b := vector.New(out)
 		b.Sel = sel
-		s.rows += int64(b.Len())
+		s.rows.Add(int64(b.Len()))
 		if err := emit(engine.Message{Kind: engine.KindData, Batch: b}); err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/clink-dev/clink/connectors"
@@ -99,8 +100,8 @@ type Source struct {
 	table   *connectors.Table
 	files   []string
 	skip    bool
-	skipped int64
-	rows    int64
+	skipped atomic.Int64
+	rows    atomic.Int64
 
 	// Checkpoint state: the runtime's barrier requests, the reading
 	// position while Run runs, and the position a restore resumes at.
@@ -123,7 +124,7 @@ var _ engine.StatsReporter = (*Source)(nil)
 
 // Stats reports rows read and bad records skipped.
 func (s *Source) Stats() map[string]int64 {
-	return map[string]int64{"rows_read": s.rows, "records_skipped": s.skipped}
+	return map[string]int64{"rows_read": s.rows.Load(), "records_skipped": s.skipped.Load()}
 }
 
 // segment is a run of rows of one batch from one partition.
@@ -179,7 +180,7 @@ func (s *Source) Run(ctx context.Context, emit func(engine.Message) error) error
 			}
 		}
 		segs = segs[:0]
-		s.rows += int64(n)
+		s.rows.Add(int64(n))
 		if err := emit(engine.Message{Kind: engine.KindData, Batch: b}); err != nil {
 			return err
 		}
@@ -307,7 +308,7 @@ func (s *Source) Run(ctx context.Context, emit func(engine.Message) error) error
 					if !s.skip {
 						return fmt.Errorf("file source '%s': %s:%d: %w", t.Name, name, r.lineNo, derr)
 					}
-					s.skipped++
+					s.skipped.Add(1)
 				}
 				if dec.Len() >= batchSize || (dec.Len()&255 == 0 && time.Since(batchStart) >= linger) {
 					if err := flush(); err != nil {

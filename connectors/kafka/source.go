@@ -186,6 +186,11 @@ type Source struct {
 
 	mu      sync.Mutex
 	offsets map[int32]int64
+	// lag is, per assigned partition, the records between the next one
+	// to read and the end a consumer can read to (the last stable offset
+	// under read_committed, else the high watermark), as of the last
+	// fetch response.
+	lag map[int32]int64
 }
 
 var (
@@ -196,11 +201,39 @@ var (
 // Stats reports rows read, bad records skipped and bad records produced to
 // the dead-letter topic.
 func (s *Source) Stats() map[string]int64 {
-	return map[string]int64{
+	m := map[string]int64{
 		"rows_read":             s.rows.Load(),
 		"records_skipped":       s.skipped.Load(),
 		"records_dead_lettered": s.deadLettered.Load(),
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lag != nil {
+		var total int64
+		for p, l := range s.lag {
+			m[LagPartitionKey+strconv.Itoa(int(p))] = l
+			total += l
+		}
+		m["records_lag"] = total
+	}
+	return m
+}
+
+// LagPartitionKey prefixes the Stats key of one partition's lag
+// ("records_lag_partition_3"); "records_lag" is their sum.
+const LagPartitionKey = "records_lag_partition_"
+
+// noteLag records partition p's lag after a fetch response.
+func (s *Source) noteLag(p int32, next, end int64) {
+	if end < 0 {
+		return // the broker did not say
+	}
+	s.mu.Lock()
+	if s.lag == nil {
+		s.lag = map[int32]int64{}
+	}
+	s.lag[p] = max(end-next, 0)
+	s.mu.Unlock()
 }
 
 // Offsets returns the source's state: for each assigned partition, the
@@ -527,7 +560,12 @@ func (r *reader) loop(ctx context.Context) error {
 						continue
 					}
 					st := &r.parts[li]
+					end := fp.HighWatermark
+					if !s.dirty {
+						end = fp.LastStableOffset
+					}
 					if st.done || len(fp.Records) == 0 {
+						s.noteLag(fp.Partition, st.next, end)
 						continue
 					}
 					st.lastRec = now
@@ -544,6 +582,7 @@ func (r *reader) loop(ctx context.Context) error {
 					for _, rec := range fp.Records {
 						rec.Recycle() // the rows hold copies
 					}
+					s.noteLag(fp.Partition, st.next, end)
 					if err != nil {
 						return err
 					}
