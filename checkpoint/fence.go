@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -22,7 +21,7 @@ var ErrFenced = errors.New("fenced")
 
 // Epoch is the epoch the store is fenced with (0: none).
 func (s *Store) Epoch() (uint64, error) {
-	b, err := os.ReadFile(filepath.Join(s.dir, EpochName))
+	b, err := s.fs.ReadFile(EpochName)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil
 	}
@@ -31,7 +30,7 @@ func (s *Store) Epoch() (uint64, error) {
 	}
 	e, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("checkpoint: %s: %v", filepath.Join(s.dir, EpochName), err)
+		return 0, fmt.Errorf("checkpoint: %s: %v", s.fs.Path(EpochName), err)
 	}
 	return e, nil
 }
@@ -51,7 +50,7 @@ func (s *Store) Fence(epoch uint64) error {
 	if cur == epoch {
 		return nil
 	}
-	return writeFileAtomic(filepath.Join(s.dir, EpochName), []byte(strconv.FormatUint(epoch, 10)+"\n"))
+	return s.fs.WriteFile(EpochName, []byte(strconv.FormatUint(epoch, 10)+"\n"))
 }
 
 // CheckEpoch refuses epoch when the store is fenced with a newer one
