@@ -297,3 +297,11 @@ func JoinLoc(loc string, elem ...string) string {
 	scheme, rest, _ := strings.Cut(loc, "://")
 	return scheme + "://" + strings.TrimRight(rest, "/") + "/" + strings.Trim(path.Join(elem...), "/")
 }
+
+// AbsLoc makes a local directory absolute; a URL stays as it is.
+func AbsLoc(loc string) (string, error) {
+	if IsURL(loc) {
+		return loc, nil
+	}
+	return filepath.Abs(strings.TrimPrefix(loc, "file://"))
+}
