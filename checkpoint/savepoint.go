@@ -94,14 +94,14 @@ func WriteSavepoint(cp *Checkpoint, dir string) error {
 	}
 	err := func() error {
 		for _, p := range cp.Manifest.Parts {
-			if err := linkOrCopy(filepath.Join(cp.Path, p.File), filepath.Join(tmp, p.File)); err != nil {
+			if err := cp.copyOut(p, filepath.Join(tmp, p.File)); err != nil {
 				return err
 			}
 		}
 		if err := syncDir(tmp); err != nil {
 			return err
 		}
-		data, err := os.ReadFile(filepath.Join(cp.Path, ManifestName))
+		data, err := cp.fs.ReadFile(joinName(cp.name, ManifestName))
 		if err != nil {
 			return fmt.Errorf("savepoint: %w", err)
 		}
@@ -116,6 +116,33 @@ func WriteSavepoint(cp *Checkpoint, dir string) error {
 	if err != nil {
 		os.RemoveAll(tmp)
 		return err
+	}
+	return nil
+}
+
+// copyOut makes dst a durable local file with part p's content: a hard
+// link or copy of a local part, a download of a remote one.
+func (c *Checkpoint) copyOut(p PartInfo, dst string) error {
+	if l, ok := c.fs.(LocalStorage); ok {
+		return linkOrCopy(l.file(c.nameOf(p)), dst)
+	}
+	data, err := c.fs.ReadFile(c.nameOf(p))
+	if err != nil {
+		return fmt.Errorf("savepoint: %w", err)
+	}
+	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("savepoint: %w", err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("savepoint: writing %s: %w", dst, err)
 	}
 	return nil
 }

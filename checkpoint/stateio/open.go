@@ -87,6 +87,11 @@ func openIn(store *checkpoint.Store, path string, id uint64) (*checkpoint.Checkp
 			return store.Open(list[i].ID)
 		}
 	}
+	// A savepoint directory (savepoint-<job>-<id>) holds one checkpoint's
+	// manifest and parts itself.
+	if cp, err := checkpoint.OpenDir(path); err == nil {
+		return cp, nil
+	}
 	msg := "no checkpoint (no chk-<id> directory)"
 	if len(list) > 0 {
 		msg = fmt.Sprintf("no complete checkpoint (%d incomplete, without %s)", len(list), checkpoint.ManifestName)
