@@ -14,6 +14,12 @@ import (
 // it restores; a Coordinator of an older epoch then cannot complete a
 // checkpoint there (its manifest write is refused), so its sinks, which
 // publish only completed checkpoints, cannot commit either.
+//
+// On an object store the fence is read, then written (no conditional
+// write): two Coordinators fencing at the same moment could both pass,
+// and an old leader's manifest may slip in between the new leader's
+// fence and its own check. Leases keep that window short; it is
+// documented in docs/checkpoints.md.
 const EpochName = "leader-epoch"
 
 // ErrFenced is the error of a commit by a Coordinator of an older epoch.
