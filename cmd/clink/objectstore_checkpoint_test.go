@@ -11,12 +11,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/clink-dev/clink/bench/workload"
 	"github.com/clink-dev/clink/checkpoint"
 	"github.com/clink-dev/clink/connectors/conformance"
 	"github.com/clink-dev/clink/connectors/objectstore/ostest"
@@ -250,4 +252,98 @@ func checkRemoteStateTools(t *testing.T, bin string, store *checkpoint.Store, ck
 			t.Fatalf("savepoint check %v: exit %d\n%s%s", args, code, o, e)
 		}
 	}
+}
+
+// TestClusterObjectStoreCheckpoints: a Coordinator and two Worker
+// processes keep the sensor job's checkpoints in MinIO (no shared
+// directory: the Workers upload the parts, the Coordinator the
+// manifests); one Worker is SIGKILLed and started again, the job restores
+// from the bucket, and every window is exact and written once.
+func TestClusterObjectStoreCheckpoints(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: streams for about 8 s")
+	}
+	bin := build(t)
+	verify := buildTool(t, "./examples/sensors/verify")
+	s3 := ostest.MinIO(t)
+	if err := s3.Client.CreateBucket(context.Background(), "state"); err != nil {
+		t.Fatal(err)
+	}
+	key, _ := os.LookupEnv("CLINK_TEST_S3_ACCESS_KEY")
+	secret, _ := os.LookupEnv("CLINK_TEST_S3_SECRET_KEY")
+	t.Setenv("AWS_ACCESS_KEY_ID", key)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
+	t.Setenv("AWS_ENDPOINT_URL_S3", s3.Options["s3.endpoint"])
+	t.Setenv("AWS_REGION", s3.Options["s3.region"])
+
+	addr := serveBroker(t, bin, "--topic", "readings:4")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	sqlFile := filepath.Join(dir, "pipeline.sql")
+	sql := `SET 'execution.checkpointing.interval' = '200ms';
+CREATE TABLE readings (sensor_id STRING, ts BIGINT, temp_c DOUBLE) WITH (
+  'connector' = 'kafka', 'brokers' = '` + addr + `', 'topic' = 'readings',
+  'event_time_column' = 'ts', 'watermark_lag_ms' = '3000');
+CREATE TABLE sensor_windows (sensor_id STRING, window_start BIGINT, window_end BIGINT,
+  readings BIGINT, avg_temp DOUBLE, min_temp DOUBLE, max_temp DOUBLE) WITH (
+  'connector' = 'file', 'path' = '` + out + `');
+INSERT INTO sensor_windows
+SELECT sensor_id, window_start, window_end, COUNT(*), AVG(temp_c), MIN(temp_c), MAX(temp_c)
+FROM readings GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor_id;
+`
+	if err := os.WriteFile(sqlFile, []byte(sql), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log := &syncBuffer{}
+	ck := s3.URL("state", "ck")
+	coord, httpAddr := startCoordinator(t, bin, log, "--checkpoint-dir", ck)
+	startProc(t, bin, log, "worker", "--coordinator", coord, "--slots", "1", "--id", "w1")
+	w2 := startProc(t, bin, log, "worker", "--coordinator", coord, "--slots", "1", "--id", "w2")
+	job := submitJob(t, bin, coord, "--parallelism", "2", sqlFile)
+	waitState(t, httpAddr, job, "RUNNING", 30*time.Second)
+
+	c := workload.Default()
+	c.Ticks = 600
+	produced := make(chan error, 1)
+	go func() { produced <- streamWorkload(addr, c, 1000) }()
+
+	registerCheckpointStores()
+	store, err := checkpoint.NewStore(checkpoint.JoinLoc(ck, "pipeline"), checkpoint.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if id, ok, _ := store.Latest(); ok && id >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no checkpoint in %s after 30 s:\n%s", ck, log.String())
+		}
+	}
+	w2.kill()
+	startProc(t, bin, log, "worker", "--coordinator", coord, "--slots", "1", "--id", "w2")
+	waitState(t, httpAddr, job, "RUNNING", 30*time.Second)
+	if err := <-produced; err != nil {
+		t.Fatal(err)
+	}
+	vargs := []string{"-in", out, "-lag", "3000", "-window", "10000", "-ticks", strconv.Itoa(c.Ticks)}
+	var report string
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(250 * time.Millisecond) {
+		o, err := exec.Command(verify, vargs...).Output()
+		report = string(o)
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if !strings.HasPrefix(report, "PASS") {
+		t.Fatalf("verify after a Worker SIGKILL:\n%s\ncluster log:\n%s", report, log.String())
+	}
+	if !strings.Contains(log.String(), "restore point: checkpoint") {
+		t.Errorf("the cluster log shows no restore:\n%s", log.String())
+	}
+	keys, err := s3.Client.List(context.Background(), "state", "ck/pipeline/")
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("no checkpoint objects under ck/pipeline/: %v", err)
+	}
+	t.Logf("%s; %d objects in the bucket", strings.TrimSpace(report), len(keys))
 }
