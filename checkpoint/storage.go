@@ -147,6 +147,10 @@ func splitLoc(loc string) (parent, base string) {
 	return filepath.Dir(loc), filepath.Base(loc)
 }
 
+// errNotRegular is Stat's error for a directory or device in place of a
+// file.
+var errNotRegular = errors.New("not a regular file")
+
 // LocalStorage is the Storage of a local directory.
 type LocalStorage string
 
@@ -218,7 +222,7 @@ func (l LocalStorage) Stat(name string) (int64, error) {
 		return 0, err
 	}
 	if !st.Mode().IsRegular() {
-		return 0, &fs.PathError{Op: "stat", Path: l.file(name), Err: fs.ErrNotExist}
+		return 0, &fs.PathError{Op: "stat", Path: l.file(name), Err: errNotRegular}
 	}
 	return st.Size(), nil
 }

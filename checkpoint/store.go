@@ -158,7 +158,7 @@ func (s *Store) List() ([]Info, error) {
 		}
 		_, err := s.fs.Stat(joinName(name, ManifestName))
 		complete := err == nil
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, errNotRegular) {
 			return nil, fmt.Errorf("checkpoint: %w", err)
 		}
 		out = append(out, Info{ID: id, Complete: complete, Path: s.fs.Path(name)})
@@ -743,6 +743,9 @@ func (c *Checkpoint) stat(p PartInfo) (string, error) {
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return path, fileErr(path, ErrMissing, "part listed in %s does not exist", ManifestName)
+		}
+		if errors.Is(err, errNotRegular) {
+			return path, fileErr(path, ErrCorrupt, "not a regular file")
 		}
 		return path, &FileError{Path: path, Err: err}
 	}

@@ -2,6 +2,8 @@ package objectstore
 
 import (
 	"context"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/clink-dev/clink/checkpoint"
@@ -53,4 +55,51 @@ func TestCheckpointStorage(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestCheckpointStorageFromEnv opens each store as the binary does, with
+// endpoints and credentials from the environment only.
+func TestCheckpointStorageFromEnv(t *testing.T) {
+	ctx := context.Background()
+	t.Run("s3", func(t *testing.T) {
+		s := ostest.MinIO(t)
+		if err := s.Client.CreateBucket(ctx, "env"); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("AWS_ACCESS_KEY_ID", os.Getenv("CLINK_TEST_S3_ACCESS_KEY"))
+		t.Setenv("AWS_SECRET_ACCESS_KEY", os.Getenv("CLINK_TEST_S3_SECRET_KEY"))
+		t.Setenv("AWS_ENDPOINT_URL_S3", "")
+		t.Setenv("AWS_ENDPOINT_URL", s.Options["s3.endpoint"])
+		t.Setenv("AWS_REGION", "")
+		runFromEnv(t, "s3a://env/ck")
+	})
+	t.Run("gcs", func(t *testing.T) {
+		s := ostest.FakeGCS(t)
+		if err := s.Client.CreateBucket(ctx, "env"); err != nil {
+			t.Fatal(err)
+		}
+		host := strings.TrimSuffix(strings.TrimPrefix(s.Options["gcs.endpoint"], "http://"), "/storage/v1/")
+		t.Setenv("STORAGE_EMULATOR_HOST", host)
+		runFromEnv(t, "gs://env/ck")
+	})
+	t.Run("azure", func(t *testing.T) {
+		s := ostest.Azurite(t)
+		if err := s.Client.CreateBucket(ctx, "env"); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("AZURE_STORAGE_ACCOUNT", "")
+		t.Setenv("AZURE_STORAGE_KEY", "")
+		t.Setenv("AZURE_STORAGE_CONNECTION_STRING", "DefaultEndpointsProtocol=http;AccountName="+ostest.AzuriteAccount+
+			";AccountKey="+ostest.AzuriteKey+";BlobEndpoint="+s.Options["azure.endpoint"]+";")
+		runFromEnv(t, "azure://env/ck")
+	})
+}
+
+func runFromEnv(t *testing.T, url string) {
+	t.Helper()
+	st, err := CheckpointStorage(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	storagetest.RunStore(t, st)
 }
