@@ -26,7 +26,8 @@ import (
 // ignored. Implementations are safe for concurrent use.
 type Storage interface {
 	// Create begins object name; it appears whole at Commit. An
-	// existing object of that name is replaced.
+	// object store replaces an existing object of that name; the local
+	// directory refuses it (two writers of one part).
 	Create(name string) (ObjectWriter, error)
 	// WriteFile writes name whole or not at all (local: a temporary
 	// file, fsync, rename, fsync of the directory).
@@ -164,13 +165,14 @@ func (l LocalStorage) file(name string) string {
 func (l LocalStorage) Path(name string) string { return l.file(name) }
 
 // Create writes the file in place: it counts only once the manifest (or
-// a rename by the caller) names it, so no temporary name is needed.
+// a rename by the caller) names it, so no temporary name is needed. An
+// existing file is an error: a part is written once.
 func (l LocalStorage) Create(name string) (ObjectWriter, error) {
 	p := l.file(name)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, err
 	}

@@ -595,7 +595,7 @@ func (w *Writer) Commit(meta Meta) error {
 		return fmt.Errorf("checkpoint %d: %w", w.id, err)
 	}
 	if err := w.store.fs.WriteFile(joinName(w.name, ManifestName), data); err != nil {
-		return fmt.Errorf("checkpoint %d: writing %s: %w", w.id, w.store.fs.Path(joinName(w.name, ManifestName)), err)
+		return fmt.Errorf("checkpoint %d: %w", w.id, err)
 	}
 	return nil
 }
