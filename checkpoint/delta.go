@@ -3,8 +3,6 @@ package checkpoint
 import (
 	"encoding/binary"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -38,9 +36,10 @@ func (w *Writer) DeltaPart(operator string, subtask int, slots []Slot, chain []P
 		if c.Operator != operator || c.Subtask != subtask || c.Checkpoint == 0 || c.Checkpoint >= w.id || c.Delta != (k > 0) || len(c.Chain) > 0 {
 			return nil, fmt.Errorf("checkpoint %d: operator %s subtask %d: chain[%d] (%s of checkpoint %d) does not belong to its chain", w.id, operator, subtask, k, c.File, c.Checkpoint)
 		}
-		path := filepath.Join(w.store.Path(c.Checkpoint), c.File)
-		st, err := os.Stat(path)
-		if err != nil || st.Size() != c.Bytes {
+		name := joinName(chkName(c.Checkpoint), c.File)
+		path := w.store.fs.Path(name)
+		size, err := w.store.fs.Stat(name)
+		if err != nil || size != c.Bytes {
 			return nil, fmt.Errorf("checkpoint %d: operator %s subtask %d: chain part %s is gone or changed", w.id, operator, subtask, path)
 		}
 	}

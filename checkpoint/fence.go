@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -15,6 +14,12 @@ import (
 // it restores; a Coordinator of an older epoch then cannot complete a
 // checkpoint there (its manifest write is refused), so its sinks, which
 // publish only completed checkpoints, cannot commit either.
+//
+// On an object store the fence is read, then written (no conditional
+// write): two Coordinators fencing at the same moment could both pass,
+// and an old leader's manifest may slip in between the new leader's
+// fence and its own check. Leases keep that window short; it is
+// documented in docs/checkpoints.md.
 const EpochName = "leader-epoch"
 
 // ErrFenced is the error of a commit by a Coordinator of an older epoch.
@@ -22,7 +27,7 @@ var ErrFenced = errors.New("fenced")
 
 // Epoch is the epoch the store is fenced with (0: none).
 func (s *Store) Epoch() (uint64, error) {
-	b, err := os.ReadFile(filepath.Join(s.dir, EpochName))
+	b, err := s.fs.ReadFile(EpochName)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil
 	}
@@ -31,7 +36,7 @@ func (s *Store) Epoch() (uint64, error) {
 	}
 	e, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("checkpoint: %s: %v", filepath.Join(s.dir, EpochName), err)
+		return 0, fmt.Errorf("checkpoint: %s: %v", s.fs.Path(EpochName), err)
 	}
 	return e, nil
 }
@@ -51,7 +56,7 @@ func (s *Store) Fence(epoch uint64) error {
 	if cur == epoch {
 		return nil
 	}
-	return writeFileAtomic(filepath.Join(s.dir, EpochName), []byte(strconv.FormatUint(epoch, 10)+"\n"))
+	return s.fs.WriteFile(EpochName, []byte(strconv.FormatUint(epoch, 10)+"\n"))
 }
 
 // CheckEpoch refuses epoch when the store is fenced with a newer one

@@ -27,7 +27,7 @@ type PartWriter struct {
 	schema *arrow.Schema
 	maxPar int
 
-	f    *os.File
+	f    ObjectWriter
 	buf  *bufio.Writer
 	sum  hash.Hash
 	n    int64 // bytes written so far
@@ -85,12 +85,12 @@ func (p *PartWriter) Close() error {
 			p.err = fmt.Errorf("checkpoint: %s: %w", p.path, err)
 		} else if err := p.buf.Flush(); err != nil {
 			p.err = fmt.Errorf("checkpoint: %s: %w", p.path, err)
-		} else if err := p.f.Sync(); err != nil {
-			p.err = fmt.Errorf("checkpoint: %s: fsync: %w", p.path, err)
+		} else if err := p.f.Commit(); err != nil {
+			p.err = fmt.Errorf("checkpoint: %s: %w", p.path, err)
 		}
 	}
-	if err := p.f.Close(); err != nil && p.err == nil {
-		p.err = fmt.Errorf("checkpoint: %s: %w", p.path, err)
+	if p.err != nil {
+		p.f.Abort()
 	}
 	p.info.Bytes = p.n
 	p.info.SHA256 = hex.EncodeToString(p.sum.Sum(nil))
@@ -115,7 +115,7 @@ func (s partSink) Write(b []byte) (int, error) {
 	return n, err
 }
 
-func newPartWriter(w *Writer, op string, subtask int, l *layout, path string, f *os.File) (*PartWriter, error) {
+func newPartWriter(w *Writer, op string, subtask int, l *layout, path string, f ObjectWriter) (*PartWriter, error) {
 	p := &PartWriter{
 		w:      w,
 		info:   PartInfo{File: partFileName(op, subtask), Operator: op, Subtask: subtask},

@@ -22,11 +22,17 @@ import (
 // directory or a savepoint directory. Its id is the manifest's (for a
 // chk-<id> directory it must be that id).
 func OpenDir(dir string) (*Checkpoint, error) {
-	mpath := filepath.Join(dir, ManifestName)
-	data, err := os.ReadFile(mpath)
+	parent, base := splitLoc(dir)
+	st, err := openStorage(parent, false)
+	if err != nil {
+		return nil, err
+	}
+	mname := joinName(base, ManifestName)
+	mpath := st.Path(mname)
+	data, err := st.ReadFile(mname)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			if st, derr := os.Stat(dir); derr == nil && st.IsDir() {
+			if _, derr := st.List(base + "/"); derr == nil {
 				return nil, fileErr(dir, ErrIncomplete, "%s is not a complete checkpoint or savepoint (no %s)", dir, ManifestName)
 			}
 			return nil, fileErr(dir, ErrMissing, "no checkpoint or savepoint directory %s", dir)
@@ -40,14 +46,14 @@ func OpenDir(dir string) (*Checkpoint, error) {
 		return nil, fileErr(mpath, ErrCorrupt, "invalid JSON (%d bytes; truncated?): %v", len(data), err)
 	}
 	id := head.ID
-	if n, ok := parseDirName(filepath.Base(dir)); ok {
+	if n, ok := parseDirName(base); ok {
 		id = n
 	}
 	m, err := decodeManifest(mpath, id, data)
 	if err != nil {
 		return nil, err
 	}
-	c := &Checkpoint{ID: id, Path: dir, Manifest: m}
+	c := &Checkpoint{ID: id, Path: dir, Manifest: m, fs: st, name: base}
 	if err := c.statAll(); err != nil {
 		return nil, err
 	}
@@ -61,7 +67,15 @@ func OpenDir(dir string) (*Checkpoint, error) {
 // fsynced; the directory is built under a hidden temporary name beside
 // dir and renamed to dir last, so dir is either a complete savepoint or
 // absent, also across a crash.
+//
+// In an object store (dir a URL) there is no rename: the parts are
+// uploaded first and the manifest last, as for a checkpoint, so dir is
+// a savepoint once its manifest exists (an interrupted one is
+// incomplete: OpenDir refuses it; remove its prefix).
 func WriteSavepoint(cp *Checkpoint, dir string) error {
+	if IsURL(dir) {
+		return writeRemoteSavepoint(cp, dir)
+	}
 	if _, err := os.Lstat(dir); err == nil {
 		return fmt.Errorf("savepoint: %s already exists", dir)
 	}
@@ -80,14 +94,14 @@ func WriteSavepoint(cp *Checkpoint, dir string) error {
 	}
 	err := func() error {
 		for _, p := range cp.Manifest.Parts {
-			if err := linkOrCopy(filepath.Join(cp.Path, p.File), filepath.Join(tmp, p.File)); err != nil {
+			if err := cp.copyOut(p, filepath.Join(tmp, p.File)); err != nil {
 				return err
 			}
 		}
 		if err := syncDir(tmp); err != nil {
 			return err
 		}
-		data, err := os.ReadFile(filepath.Join(cp.Path, ManifestName))
+		data, err := cp.fs.ReadFile(joinName(cp.name, ManifestName))
 		if err != nil {
 			return fmt.Errorf("savepoint: %w", err)
 		}
@@ -102,6 +116,33 @@ func WriteSavepoint(cp *Checkpoint, dir string) error {
 	if err != nil {
 		os.RemoveAll(tmp)
 		return err
+	}
+	return nil
+}
+
+// copyOut makes dst a durable local file with part p's content: a hard
+// link or copy of a local part, a download of a remote one.
+func (c *Checkpoint) copyOut(p PartInfo, dst string) error {
+	if l, ok := c.fs.(LocalStorage); ok {
+		return linkOrCopy(l.file(c.nameOf(p)), dst)
+	}
+	data, err := c.fs.ReadFile(c.nameOf(p))
+	if err != nil {
+		return fmt.Errorf("savepoint: %w", err)
+	}
+	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("savepoint: %w", err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("savepoint: writing %s: %w", dst, err)
 	}
 	return nil
 }
@@ -188,4 +229,52 @@ func copyPart(cp *Checkpoint, w *Writer, info PartInfo) error {
 		}
 	}
 	return p.Close()
+}
+
+// writeRemoteSavepoint copies cp to the object store prefix dir: parts,
+// then the manifest. An incremental checkpoint is merged into a local
+// temporary savepoint first.
+func writeRemoteSavepoint(cp *Checkpoint, dir string) error {
+	parent, base := splitLoc(dir)
+	if base == "" {
+		return fmt.Errorf("savepoint: %s is a bucket's root; name a prefix", dir)
+	}
+	st, err := openStorage(parent, true)
+	if err != nil {
+		return fmt.Errorf("savepoint: %w", err)
+	}
+	if _, err := st.List(base + "/"); err == nil {
+		return fmt.Errorf("savepoint: %s already exists", dir)
+	}
+	if cp.Manifest.Incremental() {
+		tmp, err := os.MkdirTemp("", "clink-savepoint-")
+		if err != nil {
+			return fmt.Errorf("savepoint: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		local := filepath.Join(tmp, "sp")
+		if err := writeMergedSavepoint(cp, local); err != nil {
+			return err
+		}
+		if cp, err = OpenDir(local); err != nil {
+			return err
+		}
+	}
+	for _, p := range cp.Manifest.Parts {
+		data, err := cp.fs.ReadFile(cp.nameOf(p))
+		if err != nil {
+			return fmt.Errorf("savepoint: %w", err)
+		}
+		if err := st.WriteFile(joinName(base, p.File), data); err != nil {
+			return fmt.Errorf("savepoint: %s: %w", st.Path(joinName(base, p.File)), err)
+		}
+	}
+	data, err := cp.fs.ReadFile(joinName(cp.name, ManifestName))
+	if err != nil {
+		return fmt.Errorf("savepoint: %w", err)
+	}
+	if err := st.WriteFile(joinName(base, ManifestName), data); err != nil {
+		return fmt.Errorf("savepoint: %s: %w", st.Path(joinName(base, ManifestName)), err)
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -46,20 +47,35 @@ type Options struct {
 	Allocator memory.Allocator
 }
 
-// Store keeps checkpoints in a local directory, one subdirectory chk-<id>
-// per checkpoint. A checkpoint is complete exactly when its manifest exists.
+// Store keeps checkpoints in a Storage (a local directory, or a prefix in
+// an object store), one directory (prefix) chk-<id> per checkpoint. A
+// checkpoint is complete exactly when its manifest exists.
 //
 // One process writes a store at a time. A Store is safe for concurrent use.
 type Store struct {
 	dir  string
+	fs   Storage
 	opts Options
 
 	mu     sync.Mutex
 	active map[uint64]*Writer // checkpoints this Store is writing
 }
 
-// NewStore opens (creating if needed) the store in dir.
+// NewStore opens (creating if needed) the store in dir: a local
+// directory, or a URL of a registered scheme (RegisterScheme).
 func NewStore(dir string, opts Options) (*Store, error) {
+	if opts.MaxParallelism < 0 || opts.MaxParallelism > maxMaxParallelism || opts.Compression < CompressLZ4 || opts.Compression > CompressNone {
+		return NewStoreOn(nil, dir, opts) // the same errors, before any I/O
+	}
+	st, err := OpenStorage(dir)
+	if err != nil {
+		return nil, err
+	}
+	return NewStoreOn(st, dir, opts)
+}
+
+// NewStoreOn opens the store kept in st; loc names it (Dir).
+func NewStoreOn(st Storage, loc string, opts Options) (*Store, error) {
 	if opts.MaxParallelism == 0 {
 		opts.MaxParallelism = DefaultMaxParallelism
 	}
@@ -76,18 +92,30 @@ func NewStore(dir string, opts Options) (*Store, error) {
 		// pages (~15 % of a full snapshot's CPU at 1 M groups).
 		opts.Allocator = vector.NewPool(memory.DefaultAllocator, 64<<20)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("checkpoint: %w", err)
+	if st == nil {
+		return nil, errors.New("checkpoint: no storage")
 	}
-	return &Store{dir: dir, opts: opts, active: map[uint64]*Writer{}}, nil
+	return &Store{dir: loc, fs: st, opts: opts, active: map[uint64]*Writer{}}, nil
 }
 
-// Dir is the store's directory.
+// Dir is the store's directory (or URL).
 func (s *Store) Dir() string { return s.dir }
 
+// Storage is where the store keeps its files.
+func (s *Store) Storage() Storage { return s.fs }
+
 // Path is the directory of checkpoint id.
-func (s *Store) Path(id uint64) string {
-	return filepath.Join(s.dir, "chk-"+strconv.FormatUint(id, 10))
+func (s *Store) Path(id uint64) string { return s.fs.Path(chkName(id)) }
+
+// chkName is the storage name of checkpoint id's directory.
+func chkName(id uint64) string { return "chk-" + strconv.FormatUint(id, 10) }
+
+// syncDir syncs directory name where the storage has directories.
+func (s *Store) syncDir(name string) error {
+	if d, ok := s.fs.(dirStorage); ok {
+		return d.SyncDir(name)
+	}
+	return nil
 }
 
 // parseDirName returns the id of a chk-<id> name. Only the canonical
@@ -114,23 +142,26 @@ type Info struct {
 // List returns the store's checkpoint directories, complete or not, by
 // ascending id.
 func (s *Store) List() ([]Info, error) {
-	ents, err := os.ReadDir(s.dir)
+	ents, err := s.fs.List("")
+	if errors.Is(err, fs.ErrNotExist) && !s.isLocal() {
+		ents, err = nil, nil // an object store's empty prefix
+	}
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
 	var out []Info
 	for _, e := range ents {
-		id, ok := parseDirName(e.Name())
-		if !ok || !e.IsDir() {
+		name, isDir := strings.CutSuffix(e, "/")
+		id, ok := parseDirName(name)
+		if !ok || !isDir {
 			continue
 		}
-		path := filepath.Join(s.dir, e.Name())
-		st, err := os.Stat(filepath.Join(path, ManifestName))
-		complete := err == nil && st.Mode().IsRegular()
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		_, err := s.fs.Stat(joinName(name, ManifestName))
+		complete := err == nil
+		if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, errNotRegular) {
 			return nil, fmt.Errorf("checkpoint: %w", err)
 		}
-		out = append(out, Info{ID: id, Complete: complete, Path: path})
+		out = append(out, Info{ID: id, Complete: complete, Path: s.fs.Path(name)})
 	}
 	slices.SortFunc(out, func(a, b Info) int {
 		switch {
@@ -245,11 +276,11 @@ func (s *Store) Retain(n int) error {
 				}
 				continue
 			}
-			if err := os.Remove(filepath.Join(c.Path, ManifestName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := s.fs.Remove(joinName(chkName(c.ID), ManifestName)); err != nil {
 				errs = append(errs, fmt.Errorf("checkpoint: %w", err))
 				continue
 			}
-			if err := syncDir(c.Path); err != nil {
+			if err := s.syncDir(chkName(c.ID)); err != nil {
 				errs = append(errs, err)
 				continue
 			}
@@ -257,25 +288,25 @@ func (s *Store) Retain(n int) error {
 		if keep := needed[c.ID]; len(keep) > 0 {
 			// A kept checkpoint builds on some of its parts: remove the
 			// rest; the directory goes once no chain needs it.
-			ents, err := os.ReadDir(c.Path)
+			ents, err := s.fs.List(chkName(c.ID) + "/")
 			if err != nil {
 				errs = append(errs, fmt.Errorf("checkpoint: %w", err))
 				continue
 			}
 			for _, e := range ents {
-				if !keep[e.Name()] {
-					if err := os.RemoveAll(filepath.Join(c.Path, e.Name())); err != nil {
+				if !keep[e] {
+					if err := s.fs.Remove(joinName(chkName(c.ID), e) + suffixSlash(e)); err != nil {
 						errs = append(errs, fmt.Errorf("checkpoint: %w", err))
 					}
 				}
 			}
 			continue
 		}
-		if err := os.RemoveAll(c.Path); err != nil {
+		if err := s.fs.Remove(chkName(c.ID) + "/"); err != nil {
 			errs = append(errs, fmt.Errorf("checkpoint: %w", err))
 		}
 	}
-	if err := syncDir(s.dir); err != nil {
+	if err := s.syncDir(""); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -283,12 +314,27 @@ func (s *Store) Retain(n int) error {
 
 // manifest reads the manifest of complete checkpoint id.
 func (s *Store) manifest(id uint64) (*Manifest, error) {
-	path := filepath.Join(s.Path(id), ManifestName)
-	data, err := os.ReadFile(path)
+	name := joinName(chkName(id), ManifestName)
+	path := s.fs.Path(name)
+	data, err := s.fs.ReadFile(name)
 	if err != nil {
 		return nil, &FileError{Path: path, Err: err}
 	}
 	return decodeManifest(path, id, data)
+}
+
+func (s *Store) isLocal() bool {
+	_, ok := s.fs.(dirStorage)
+	return ok
+}
+
+// suffixSlash is "/" for a List entry that is a directory (path.Join
+// drops it).
+func suffixSlash(entry string) string {
+	if strings.HasSuffix(entry, "/") {
+		return "/"
+	}
+	return ""
 }
 
 // Begin starts writing checkpoint id. An incomplete directory of the same
@@ -303,16 +349,19 @@ func (s *Store) Begin(id uint64) (*Writer, error) {
 		return nil, fmt.Errorf("checkpoint %d: already being written", id)
 	}
 	dir := s.Path(id)
-	if _, err := os.Stat(filepath.Join(dir, ManifestName)); err == nil {
+	name := chkName(id)
+	if _, err := s.fs.Stat(joinName(name, ManifestName)); err == nil {
 		return nil, fmt.Errorf("checkpoint %d: already exists (complete) in %s", id, dir)
 	}
-	if err := os.RemoveAll(dir); err != nil {
+	if err := s.fs.Remove(name + "/"); err != nil {
 		return nil, fmt.Errorf("checkpoint %d: removing an incomplete earlier attempt: %w", id, err)
 	}
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("checkpoint %d: %w", id, err)
+	if d, ok := s.fs.(dirStorage); ok {
+		if err := d.Mkdir(name); err != nil {
+			return nil, fmt.Errorf("checkpoint %d: %w", id, err)
+		}
 	}
-	w := &Writer{store: s, id: id, dir: dir, parts: map[string]*PartWriter{}}
+	w := &Writer{store: s, id: id, dir: dir, name: name, parts: map[string]*PartWriter{}}
 	s.active[id] = w
 	return w, nil
 }
@@ -327,13 +376,16 @@ func (s *Store) Join(id uint64) (*Writer, error) {
 		return nil, errors.New("checkpoint: id 0 is not a checkpoint id")
 	}
 	dir := s.Path(id)
-	if _, err := os.Stat(filepath.Join(dir, ManifestName)); err == nil {
+	name := chkName(id)
+	if _, err := s.fs.Stat(joinName(name, ManifestName)); err == nil {
 		return nil, fmt.Errorf("checkpoint %d: already complete in %s", id, dir)
 	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+	// An object store has no directories: Begin leaves no trace there
+	// to check.
+	if d, ok := s.fs.(dirStorage); ok && !d.IsDir(name) {
 		return nil, fmt.Errorf("checkpoint %d: %s was not begun (is the checkpoint directory shared?)", id, dir)
 	}
-	return &Writer{store: s, id: id, dir: dir, parts: map[string]*PartWriter{}, joined: true}, nil
+	return &Writer{store: s, id: id, dir: dir, name: name, parts: map[string]*PartWriter{}, joined: true}, nil
 }
 
 // Writer writes one checkpoint: its parts, then (Commit) the manifest.
@@ -341,7 +393,8 @@ func (s *Store) Join(id uint64) (*Writer, error) {
 type Writer struct {
 	store *Store
 	id    uint64
-	dir   string
+	dir   string // for messages
+	name  string // chk-<id>, in the store's Storage
 
 	async sync.WaitGroup // Go's functions
 
@@ -427,7 +480,7 @@ func (w *Writer) Part(operator string, subtask int, slots []Slot) (*PartWriter, 
 
 func (w *Writer) part(operator string, subtask int, l *layout) (*PartWriter, error) {
 	name := partFileName(operator, subtask)
-	path := filepath.Join(w.dir, name)
+	path := w.store.fs.Path(joinName(w.name, name))
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.ended {
@@ -436,14 +489,13 @@ func (w *Writer) part(operator string, subtask int, l *layout) (*PartWriter, err
 	if _, dup := w.parts[name]; dup {
 		return nil, fmt.Errorf("checkpoint %d: part %s created twice", w.id, name)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := w.store.fs.Create(joinName(w.name, name))
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %d: %w", w.id, err)
 	}
 	p, err := newPartWriter(w, operator, subtask, l, path, f)
 	if err != nil {
-		f.Close()
-		os.Remove(path)
+		f.Abort()
 		return nil, fmt.Errorf("checkpoint %d: %s: %w", w.id, path, err)
 	}
 	w.parts[name] = p
@@ -506,7 +558,7 @@ func (w *Writer) Commit(meta Meta) error {
 			return fmt.Errorf("checkpoint %d: part %s written twice", w.id, p.File)
 		}
 		seen[p.File] = true
-		if _, err := os.Stat(filepath.Join(w.dir, p.File)); err != nil {
+		if _, err := w.store.fs.Stat(joinName(w.name, p.File)); err != nil {
 			return fmt.Errorf("checkpoint %d: %w", w.id, err)
 		}
 		m.Parts = append(m.Parts, p)
@@ -516,8 +568,8 @@ func (w *Writer) Commit(meta Meta) error {
 	// operator choosing its base and this commit.
 	for _, p := range m.Parts {
 		for _, c := range p.Chain {
-			path := filepath.Join(w.store.Path(c.Checkpoint), c.File)
-			if st, err := os.Stat(path); err != nil || st.Size() != c.Bytes {
+			path := w.store.fs.Path(joinName(chkName(c.Checkpoint), c.File))
+			if size, err := w.store.fs.Stat(joinName(chkName(c.Checkpoint), c.File)); err != nil || size != c.Bytes {
 				return fmt.Errorf("checkpoint %d: %s subtask %d builds on %s, which is gone or changed", w.id, p.Operator, p.Subtask, path)
 			}
 		}
@@ -532,16 +584,20 @@ func (w *Writer) Commit(meta Meta) error {
 	data = append(data, '\n')
 	// The parts' directory entries and the chk-<id> entry itself must be
 	// durable before the manifest claims the checkpoint complete.
-	if err := syncDir(w.dir); err != nil {
+	// (An object store's objects are durable once their upload returns.)
+	if err := w.store.syncDir(w.name); err != nil {
 		return err
 	}
-	if err := syncDir(w.store.dir); err != nil {
+	if err := w.store.syncDir(""); err != nil {
 		return err
 	}
 	if err := w.store.CheckEpoch(meta.Epoch); err != nil {
 		return fmt.Errorf("checkpoint %d: %w", w.id, err)
 	}
-	return writeFileAtomic(filepath.Join(w.dir, ManifestName), data)
+	if err := w.store.fs.WriteFile(joinName(w.name, ManifestName), data); err != nil {
+		return fmt.Errorf("checkpoint %d: %w", w.id, err)
+	}
+	return nil
 }
 
 // Abort abandons the checkpoint and removes its directory.
@@ -558,10 +614,10 @@ func (w *Writer) Abort() error {
 		defer w.store.finish(w.id)
 	}
 	// Never remove a checkpoint that Commit completed.
-	if _, err := os.Stat(filepath.Join(w.dir, ManifestName)); err == nil {
+	if _, err := w.store.fs.Stat(joinName(w.name, ManifestName)); err == nil {
 		return fmt.Errorf("checkpoint %d: Abort after a successful Commit", w.id)
 	}
-	if err := os.RemoveAll(w.dir); err != nil {
+	if err := w.store.fs.Remove(w.name + "/"); err != nil {
 		return fmt.Errorf("checkpoint %d: %w", w.id, err)
 	}
 	return nil
@@ -623,6 +679,9 @@ type Checkpoint struct {
 	ID       uint64
 	Path     string
 	Manifest *Manifest
+
+	fs   Storage // the storage holding it and its chains
+	name string  // its directory in fs
 }
 
 // Open opens complete checkpoint id. It fails with a *FileError naming the
@@ -631,11 +690,12 @@ type Checkpoint struct {
 // size.
 func (s *Store) Open(id uint64) (*Checkpoint, error) {
 	dir := s.Path(id)
-	mpath := filepath.Join(dir, ManifestName)
-	data, err := os.ReadFile(mpath)
+	name := chkName(id)
+	mpath := s.fs.Path(joinName(name, ManifestName))
+	data, err := s.fs.ReadFile(joinName(name, ManifestName))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			if _, derr := os.Stat(dir); derr == nil {
+			if _, derr := s.fs.List(name + "/"); derr == nil {
 				return nil, fileErr(dir, ErrIncomplete, "checkpoint %d is incomplete (no %s)", id, ManifestName)
 			}
 			return nil, fileErr(dir, ErrMissing, "checkpoint %d does not exist", id)
@@ -646,7 +706,7 @@ func (s *Store) Open(id uint64) (*Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Checkpoint{ID: id, Path: dir, Manifest: m}
+	c := &Checkpoint{ID: id, Path: dir, Manifest: m, fs: s.fs, name: name}
 	if err := c.statAll(); err != nil {
 		return nil, err
 	}
@@ -664,29 +724,33 @@ func (c *Checkpoint) statAll() error {
 	return nil
 }
 
-// pathOf is the path of a part file of the checkpoint or of a chain: an
-// earlier checkpoint's directory beside this one's.
-func (c *Checkpoint) pathOf(p PartInfo) string {
+// nameOf is the storage name of a part file of the checkpoint or of a
+// chain: an earlier checkpoint's directory beside this one's.
+func (c *Checkpoint) nameOf(p PartInfo) string {
 	if p.Checkpoint == 0 || p.Checkpoint == c.ID {
-		return filepath.Join(c.Path, p.File)
+		return joinName(c.name, p.File)
 	}
-	return filepath.Join(filepath.Dir(c.Path), "chk-"+strconv.FormatUint(p.Checkpoint, 10), p.File)
+	parent, _ := path.Split(c.name)
+	return joinName(parent, chkName(p.Checkpoint), p.File)
 }
+
+// pathOf is the path (or URL) of a part file, for messages.
+func (c *Checkpoint) pathOf(p PartInfo) string { return c.fs.Path(c.nameOf(p)) }
 
 func (c *Checkpoint) stat(p PartInfo) (string, error) {
 	path := c.pathOf(p)
-	st, err := os.Stat(path)
+	size, err := c.fs.Stat(c.nameOf(p))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return path, fileErr(path, ErrMissing, "part listed in %s does not exist", ManifestName)
 		}
+		if errors.Is(err, errNotRegular) {
+			return path, fileErr(path, ErrCorrupt, "not a regular file")
+		}
 		return path, &FileError{Path: path, Err: err}
 	}
-	if !st.Mode().IsRegular() {
-		return path, fileErr(path, ErrCorrupt, "not a regular file")
-	}
-	if st.Size() != p.Bytes {
-		return path, sizeErr(path, st.Size(), p.Bytes)
+	if size != p.Bytes {
+		return path, sizeErr(path, size, p.Bytes)
 	}
 	return path, nil
 }
@@ -739,12 +803,12 @@ func (c *Checkpoint) ReadPart(operator string, subtask int) (*Part, error) {
 		}
 		return mergeChain(parts)
 	}
-	return nil, fileErr(filepath.Join(c.Path, name), ErrMissing, "checkpoint %d has no part for %s subtask %d", c.ID, operator, subtask)
+	return nil, fileErr(c.fs.Path(joinName(c.name, name)), ErrMissing, "checkpoint %d has no part for %s subtask %d", c.ID, operator, subtask)
 }
 
 func (c *Checkpoint) read(p PartInfo) (*Part, error) {
 	path := c.pathOf(p)
-	data, err := os.ReadFile(path)
+	data, err := c.fs.ReadFile(c.nameOf(p))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fileErr(path, ErrMissing, "part listed in %s does not exist", ManifestName)

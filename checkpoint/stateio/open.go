@@ -19,6 +19,9 @@ import (
 // means the newest complete one. Every failure is a *checkpoint.FileError
 // naming the file or directory.
 func Open(path string, id uint64) (*checkpoint.Checkpoint, error) {
+	if checkpoint.IsURL(path) {
+		return openURL(path, id)
+	}
 	st, err := os.Stat(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -43,6 +46,35 @@ func Open(path string, id uint64) (*checkpoint.Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
+	return openIn(store, path, id)
+}
+
+// openURL is Open of a store in an object store (s3://bucket/prefix),
+// which has no directories to stat: a last segment chk-<id> names one
+// checkpoint, anything else a store.
+func openURL(url string, id uint64) (*checkpoint.Checkpoint, error) {
+	trimmed := strings.TrimRight(url, "/")
+	if i := strings.LastIndexByte(trimmed, '/'); i > 0 && trimmed[i-1] != '/' {
+		if own, ok := dirID(trimmed[i+1:]); ok {
+			if id != 0 && id != own {
+				return nil, fmt.Errorf("%s is checkpoint %d, not %d", url, own, id)
+			}
+			store, err := checkpoint.NewStore(trimmed[:i], checkpoint.Options{})
+			if err != nil {
+				return nil, err
+			}
+			return store.Open(own)
+		}
+	}
+	store, err := checkpoint.NewStore(url, checkpoint.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return openIn(store, url, id)
+}
+
+// openIn opens checkpoint id of store (0: the newest complete one).
+func openIn(store *checkpoint.Store, path string, id uint64) (*checkpoint.Checkpoint, error) {
 	if id != 0 {
 		return store.Open(id)
 	}
@@ -54,6 +86,11 @@ func Open(path string, id uint64) (*checkpoint.Checkpoint, error) {
 		if list[i].Complete {
 			return store.Open(list[i].ID)
 		}
+	}
+	// A savepoint directory (savepoint-<job>-<id>) holds one checkpoint's
+	// manifest and parts itself.
+	if cp, err := checkpoint.OpenDir(path); err == nil {
+		return cp, nil
 	}
 	msg := "no checkpoint (no chk-<id> directory)"
 	if len(list) > 0 {

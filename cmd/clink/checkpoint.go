@@ -33,7 +33,7 @@ type checkpointFlags struct {
 }
 
 func (c *checkpointFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.dir, "checkpoint-dir", "", "take checkpoints into this directory, and resume from the newest completed one in it")
+	fs.StringVar(&c.dir, "checkpoint-dir", "", "take checkpoints into this directory (or s3://, gs://, azure://bucket/prefix), and resume from the newest completed one in it")
 	fs.Func("checkpoint-interval-ms", "milliseconds between checkpoints (default 1000)", func(v string) error {
 		var ms int64
 		if _, err := fmt.Sscan(v, &ms); err != nil || ms <= 0 {

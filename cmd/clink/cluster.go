@@ -27,7 +27,7 @@ func cmdCoordinator(args []string) int {
 	fs := flag.NewFlagSet("coordinator", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:6123", "Arrow Flight address for Workers and job submission")
 	httpAddr := fs.String("http-addr", "127.0.0.1:8081", "HTTP API and /metrics address (off: none)")
-	dir := fs.String("checkpoint-dir", "", "jobs' checkpoints go to DIR/<job name> unless their SQL sets execution.checkpointing.dir; must be shared with the Workers")
+	dir := fs.String("checkpoint-dir", "", "jobs' checkpoints go to DIR/<job name> unless their SQL sets execution.checkpointing.dir; must be shared with the Workers (a shared directory, or s3://, gs://, azure://bucket/prefix)")
 	spDir := fs.String("savepoint-dir", "", "savepoints go to DIR/savepoint-<job name>-<id> unless the request or the job's SQL (execution.checkpointing.savepoint-dir) names another (default: <checkpoint-dir>/savepoints); must be shared with the Workers")
 	interval := fs.Duration("checkpoint-interval", time.Second, "default time between checkpoints")
 	ckLog := fs.Duration("checkpoint-log-interval", time.Minute, "log a summary of each job's completed checkpoints this often (the first of each attempt, savepoints, failures and the first completion after one at once; 0: a line per checkpoint)")

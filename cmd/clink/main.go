@@ -87,6 +87,7 @@ func main() {
 }
 
 func run(args []string) int {
+	registerCheckpointStores()
 	if len(args) == 0 {
 		fmt.Fprint(os.Stderr, usage)
 		return 2

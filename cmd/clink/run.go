@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/clink-dev/clink/checkpoint"
 	"github.com/clink-dev/clink/connectors"
 	"github.com/clink-dev/clink/connectors/builtin"
 	"github.com/clink-dev/clink/engine"
@@ -293,7 +294,7 @@ func submit(ctx context.Context, addr string, plan *pb.Plan, sqlText, name strin
 		return 1
 	}
 	if set["checkpoint-dir"] {
-		abs, err := filepath.Abs(cko.dir)
+		abs, err := checkpoint.AbsLoc(cko.dir)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "error:", err)
 			return 1

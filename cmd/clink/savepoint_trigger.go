@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 
+	"github.com/clink-dev/clink/checkpoint"
 	"github.com/clink-dev/clink/flight/cluster"
 )
 
@@ -45,7 +45,7 @@ func savepointCmd(name string, args []string) int {
 	req := &cluster.SavepointRequest{Job: cluster.JobID(fs.Arg(0)), Stop: name == "stop"}
 	if *dir != "" {
 		// The Coordinator resolves the path: make it this shell's.
-		if req.Dir, err = filepath.Abs(*dir); err != nil {
+		if req.Dir, err = checkpoint.AbsLoc(*dir); err != nil {
 			fmt.Fprintln(os.Stderr, "error:", err)
 			return 1
 		}

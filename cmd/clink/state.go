@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -249,7 +248,7 @@ func cmdStateQuery(args []string) int {
 	if err != nil {
 		return fail("state-query", &usageError{err.Error()})
 	}
-	if abs, err := filepath.Abs(path); err == nil {
+	if abs, err := checkpoint.AbsLoc(path); err == nil {
 		path = abs
 	}
 	opts := map[string]string{"path": path}

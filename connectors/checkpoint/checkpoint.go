@@ -32,7 +32,7 @@ var spec = &connectors.Spec{
 	Guarantee: "Source (bounded): reads the state of one completed checkpoint; reading it again gives the same rows.",
 	Source:    true,
 	Options: append(append([]connectors.Option{}, connectors.CommonSourceOptions...),
-		connectors.Option{Name: "path", Type: connectors.String, Required: true, Description: "a checkpoint directory (the newest complete checkpoint in it, or 'id') or one chk-<id> directory", Example: "/data/chk"},
+		connectors.Option{Name: "path", Type: connectors.String, Required: true, Description: "a checkpoint directory (the newest complete checkpoint in it, or 'id'), one chk-<id> directory or a savepoint; also an object store's URL (s3://, gs://, azure://bucket/prefix)", Example: "/data/chk"},
 		connectors.Option{Name: "id", Type: connectors.Int, Description: "the checkpoint id to read in a checkpoint directory; default the newest complete one", Example: "42"},
 		connectors.Option{Name: "operator", Type: connectors.String, Description: "read only this operator's parts; default every operator", Example: "window_agg"},
 		connectors.Option{Name: "slot", Type: connectors.String, Description: "read only the rows of this slot", Example: "source_offsets"},

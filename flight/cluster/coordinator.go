@@ -628,7 +628,7 @@ func (c *Coordinator) newJob(r *SubmitRequest, recovering bool) (*job, *SubmitRe
 	if v, ok := settings["checkpoint_dir"]; ok {
 		j.ckDir = v
 	} else if c.cfg.CheckpointDir != "" {
-		j.ckDir = filepath.Join(c.cfg.CheckpointDir, name)
+		j.ckDir = checkpoint.JoinLoc(c.cfg.CheckpointDir, name)
 	}
 	if v, ok := settings["checkpoint_interval_ms"]; ok {
 		ms, err := strconv.ParseInt(v, 10, 64)
@@ -648,7 +648,7 @@ func (c *Coordinator) newJob(r *SubmitRequest, recovering bool) (*job, *SubmitRe
 		if err := engine.CheckCheckpoints(built.Pipelines); err != nil {
 			return nil, nil, err
 		}
-		if j.ckDir, err = filepath.Abs(j.ckDir); err != nil {
+		if j.ckDir, err = checkpoint.AbsLoc(j.ckDir); err != nil {
 			return nil, nil, err
 		}
 		if j.store, err = checkpoint.NewStore(j.ckDir, checkpoint.Options{}); err != nil {

@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 
 	"github.com/clink-dev/clink/checkpoint"
 	cflight "github.com/clink-dev/clink/flight"
@@ -48,7 +47,7 @@ func (c *Coordinator) savepoint(r *SavepointRequest) (*SavepointResponse, error)
 	id := string(r.Job)
 	dir := r.Dir
 	if dir != "" {
-		abs, err := filepath.Abs(dir)
+		abs, err := checkpoint.AbsLoc(dir)
 		if err != nil {
 			return nil, err
 		}
@@ -82,11 +81,11 @@ func (c *Coordinator) savepointDir(j *job, settings map[string]string) (string, 
 	case c.cfg.SavepointDir != "":
 		dir = c.cfg.SavepointDir
 	case c.cfg.CheckpointDir != "":
-		dir = filepath.Join(c.cfg.CheckpointDir, "savepoints")
+		dir = checkpoint.JoinLoc(c.cfg.CheckpointDir, "savepoints")
 	default:
-		dir = filepath.Join(j.ckDir, "savepoints")
+		dir = checkpoint.JoinLoc(j.ckDir, "savepoints")
 	}
-	return filepath.Abs(dir)
+	return checkpoint.AbsLoc(dir)
 }
 
 // savepointRequested takes a triggered savepoint's request, or answers why
@@ -118,7 +117,7 @@ func (ctl *controller) writeSavepoint(p *pendingCk) (string, error) {
 	if base == "" {
 		base = j.spDir
 	}
-	dir := filepath.Join(base, fmt.Sprintf("savepoint-%s-%d", j.name, p.id))
+	dir := checkpoint.JoinLoc(base, fmt.Sprintf("savepoint-%s-%d", j.name, p.id))
 	cp, err := j.store.Open(p.id)
 	if err == nil {
 		err = checkpoint.WriteSavepoint(cp, dir)

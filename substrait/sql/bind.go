@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -183,16 +184,16 @@ func (b *binder) set(s *Set) error {
 		b.settings["checkpoint_interval_ms"] = strconv.FormatInt(ms, 10)
 		return nil
 	case "execution.checkpointing.dir", "state.checkpoints.dir":
-		dir := strings.TrimPrefix(v, "file://")
-		if dir == "" || strings.Contains(dir, "://") {
-			return b.errf(s.ValuePos, "checkpoint directory '%s' must be a local path (file:///... or /...)", s.Value)
+		dir, err := storeDir(v)
+		if err != nil {
+			return b.errf(s.ValuePos, "checkpoint directory '%s' %v", s.Value, err)
 		}
 		b.settings["checkpoint_dir"] = dir
 		return nil
 	case "execution.checkpointing.savepoint-dir", "state.savepoints.dir":
-		dir := strings.TrimPrefix(v, "file://")
-		if dir == "" || strings.Contains(dir, "://") {
-			return b.errf(s.ValuePos, "savepoint directory '%s' must be a local path (file:///... or /...)", s.Value)
+		dir, err := storeDir(v)
+		if err != nil {
+			return b.errf(s.ValuePos, "savepoint directory '%s' %v", s.Value, err)
 		}
 		b.settings["savepoint_dir"] = dir
 		return nil
@@ -587,4 +588,26 @@ func project(rel *pb.Rel, nIn int, exprs []*pb.Expression) *pb.Rel {
 		Input:       rel,
 		Expressions: exprs,
 	}}}
+}
+
+// storeDir reads a checkpoint or savepoint directory: a local path
+// (file:///... or /...) or an object store's URL (s3://, s3a://, gs://,
+// azure://bucket/prefix; the binary registers their clients).
+func storeDir(v string) (string, error) {
+	dir := strings.TrimPrefix(v, "file://")
+	if dir == "" {
+		return "", errors.New("is empty")
+	}
+	scheme, rest, ok := strings.Cut(dir, "://")
+	if !ok {
+		return dir, nil
+	}
+	switch strings.ToLower(scheme) {
+	case "s3", "s3a", "gs", "azure":
+		if bucket, _, _ := strings.Cut(rest, "/"); bucket == "" {
+			return "", fmt.Errorf("names no bucket (%s://bucket/prefix)", scheme)
+		}
+		return dir, nil
+	}
+	return "", errors.New("must be a local path (file:///... or /...) or an object store's URL (s3://, gs://, azure://bucket/prefix)")
 }
