@@ -23,6 +23,7 @@ import (
 	"github.com/clink-dev/clink/connectors"
 	"github.com/clink-dev/clink/engine"
 	cflight "github.com/clink-dev/clink/flight"
+	"github.com/clink-dev/clink/flight/flightsql"
 	"github.com/clink-dev/clink/flight/tlsconf"
 	"github.com/clink-dev/clink/kernels"
 	"github.com/clink-dev/clink/substrait"
@@ -35,6 +36,12 @@ type CoordinatorConfig struct {
 	// 127.0.0.1:6123); HTTPAddr serves the HTTP API and /metrics (default
 	// 127.0.0.1:8081; "" or "off" turns it off).
 	FlightAddr, HTTPAddr string
+	// FlightSQLAddr serves Flight SQL over the jobs, their operators,
+	// checkpoints and state, and the Workers (docs/flightsql.md), with
+	// the same token and TLS as Flight; "" or "off": none. Version is
+	// what it reports as the server's version.
+	FlightSQLAddr string
+	Version       string
 	// CheckpointDir is where jobs keep checkpoints (<dir>/<job name>)
 	// unless their SQL sets 'execution.checkpointing.dir'. It must be
 	// shared with the Workers. Empty: jobs without that setting run
@@ -106,6 +113,7 @@ const (
 type Coordinator struct {
 	cfg   CoordinatorConfig
 	srv   *cflight.Server
+	fsql  *flightsql.Server
 	http  *http.Server
 	hl    net.Listener
 	funcs *kernels.Registry
@@ -290,10 +298,18 @@ func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 	kernels.RegisterScalar(funcs)
 	c := &Coordinator{cfg: cfg, srv: srv, funcs: funcs, workers: map[string]*workerInfo{}, jobs: map[string]*job{},
 		capacity: make(chan struct{}), started: time.Now()}
+	if cfg.FlightSQLAddr != "" && cfg.FlightSQLAddr != "off" {
+		c.fsql, err = flightsql.NewServer(cfg.FlightSQLAddr, sqlCatalog{c}, cfg.Version, cflight.ServerOptions(cfg.Token, cflight.WithTLS(cfg.TLS))...)
+		if err != nil {
+			srv.Shutdown()
+			return nil, fmt.Errorf("flight sql: %w", err)
+		}
+	}
 	if cfg.HTTPAddr != "" && cfg.HTTPAddr != "off" {
 		c.hl, err = net.Listen("tcp", cfg.HTTPAddr)
 		if err != nil {
 			srv.Shutdown()
+			c.shutdownSQL()
 			return nil, err
 		}
 		if cfg.TLS != nil && cfg.HTTPTLS != "off" {
@@ -305,6 +321,7 @@ func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 	if cfg.HADir != "" {
 		if c.ha, err = newHA(c); err != nil {
 			srv.Shutdown()
+			c.shutdownSQL()
 			if c.hl != nil {
 				c.hl.Close()
 			}
@@ -338,6 +355,20 @@ func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 // FlightAddr is the address Workers and clients call.
 func (c *Coordinator) FlightAddr() string { return c.srv.Addr() }
 
+// FlightSQLAddr is the Flight SQL endpoint's address ("" when off).
+func (c *Coordinator) FlightSQLAddr() string {
+	if c.fsql == nil {
+		return ""
+	}
+	return c.fsql.Addr()
+}
+
+func (c *Coordinator) shutdownSQL() {
+	if c.fsql != nil {
+		c.fsql.Shutdown()
+	}
+}
+
 // HTTPAddr is the HTTP API's address ("" when off).
 func (c *Coordinator) HTTPAddr() string {
 	if c.hl == nil {
@@ -356,7 +387,12 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	if c.http != nil {
 		go c.http.Serve(c.hl)
 	}
-	c.logf("listening: flight %s, http %s", c.FlightAddr(), c.HTTPAddr())
+	if c.fsql != nil {
+		go c.fsql.Serve()
+		c.logf("listening: flight %s, http %s, flight sql %s", c.FlightAddr(), c.HTTPAddr(), c.FlightSQLAddr())
+	} else {
+		c.logf("listening: flight %s, http %s", c.FlightAddr(), c.HTTPAddr())
+	}
 	tick := time.NewTicker(c.cfg.Heartbeat / 5)
 	defer tick.Stop()
 	var renew <-chan time.Time
@@ -375,6 +411,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 				c.stepDown("shutting down", !c.ha.vanish)
 			}
 			c.srv.Shutdown()
+			c.shutdownSQL()
 			if c.http != nil {
 				c.http.Close()
 			}

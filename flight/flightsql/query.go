@@ -269,6 +269,13 @@ func (q *query) userPos(err error) error {
 // retention removed despite the pin is an error, never a partial result.
 func (q *query) run(ctx context.Context, job *planner.Job, out chan<- arrow.RecordBatch) error {
 	q.ctx, q.out = ctx, out
+	if testHookRun != nil {
+		var ids []uint64
+		for _, p := range q.pins {
+			ids = append(ids, p.id)
+		}
+		testHookRun(ids)
+	}
 	_, err := job.Run(ctx)
 	if err == nil {
 		for _, p := range q.pins {
@@ -279,6 +286,10 @@ func (q *query) run(ctx context.Context, job *planner.Job, out chan<- arrow.Reco
 	}
 	return err
 }
+
+// testHookRun, when set, is called with the pinned checkpoints' ids
+// before a query runs.
+var testHookRun func(pinned []uint64)
 
 // registry has the connectors a query may read: the system tables, the
 // checkpoint connector for state, and 'print' for the result.
