@@ -387,11 +387,10 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	if c.http != nil {
 		go c.http.Serve(c.hl)
 	}
+	c.logf("listening: flight %s, http %s", c.FlightAddr(), c.HTTPAddr())
 	if c.fsql != nil {
 		go c.fsql.Serve()
-		c.logf("listening: flight %s, http %s, flight sql %s", c.FlightAddr(), c.HTTPAddr(), c.FlightSQLAddr())
-	} else {
-		c.logf("listening: flight %s, http %s", c.FlightAddr(), c.HTTPAddr())
+		c.logf("flight sql listening on %s", c.FlightSQLAddr())
 	}
 	tick := time.NewTicker(c.cfg.Heartbeat / 5)
 	defer tick.Stop()
