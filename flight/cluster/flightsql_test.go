@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,4 +52,19 @@ func TestFlightSQLTLS(t *testing.T) {
 	if _, err := count(cflight.WithTLS(bad)); err == nil {
 		t.Error("a client of another CA was answered")
 	}
+}
+
+// A non-loopback Flight SQL address needs a token (or mutual TLS), as the
+// other addresses do.
+func TestFlightSQLBind(t *testing.T) {
+	_, err := NewCoordinator(CoordinatorConfig{FlightAddr: "127.0.0.1:0", HTTPAddr: "off", FlightSQLAddr: "0.0.0.0:0", Log: io.Discard})
+	if err == nil || !strings.Contains(err.Error(), "refusing to listen on 0.0.0.0:0 without a token") {
+		t.Fatalf("no token: %v", err)
+	}
+	c, err := NewCoordinator(CoordinatorConfig{FlightAddr: "127.0.0.1:0", HTTPAddr: "off", FlightSQLAddr: "0.0.0.0:0", Token: "t", Log: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.srv.Shutdown()
+	c.shutdownSQL()
 }
