@@ -108,8 +108,11 @@ type query struct {
 	// (clink state-query --job N).
 	job    string
 	script string
-	// lines is the number of lines before the user's text in script.
-	lines  int
+	// lines and prefix are the lines and bytes before the user's text in
+	// script.
+	lines, prefix int
+	// sort is the ORDER BY the endpoint applies to the result (order.go).
+	sort *sortSpec
 	tables map[string]*table
 	pins   []*pinnedState
 	schema *arrow.Schema
@@ -197,8 +200,10 @@ func prepare(cat Catalog, text, job string, mem memory.Allocator) (*query, error
 		}
 	}
 	q.script = strings.Join(ddl, ";\n") + ";\n"
-	q.lines = strings.Count(q.script, "\n")
-	q.script += text
+	q.lines, q.prefix = strings.Count(q.script, "\n"), len(q.script)
+	run, spec := splitOrderBy(text)
+	q.script += run
+	q.sort = spec
 	return q, nil
 }
 
@@ -240,6 +245,9 @@ func (q *query) compile() (*planner.Job, error) {
 	if len(job.Pipelines) != 1 || q.schema == nil {
 		return nil, &queryError{errors.New("give one query (SELECT ...): INSERT INTO and several statements are not run here")}
 	}
+	if err := q.sort.resolve(q.schema); err != nil {
+		return nil, &queryError{err}
+	}
 	return job, nil
 }
 
@@ -255,7 +263,7 @@ func (q *query) userPos(err error) error {
 		if se.Pos.Line > q.lines {
 			e := *se
 			e.Pos.Line -= q.lines
-			e.Pos.Offset -= len(se.Src) - len(q.text)
+			e.Pos.Offset -= q.prefix
 			e.Src = q.text
 			return &queryError{&e}
 		}
@@ -407,7 +415,7 @@ type rowRef struct {
 }
 
 func (s *resultSink) Write(b *vector.Batch) error {
-	if b.Kinds == nil {
+	if b.Kinds == nil && s.q.sort == nil {
 		c := b.Compact(s.mem)
 		rec := c.Rec
 		c.Rec = nil
@@ -434,7 +442,11 @@ func (s *resultSink) Write(b *vector.Batch) error {
 			kb.WriteByte(0)
 		}
 		k := kb.String()
-		switch b.Kinds[i] {
+		kind := vector.Insert
+		if b.Kinds != nil {
+			kind = b.Kinds[i]
+		}
+		switch kind {
 		case vector.Insert, vector.UpdateAfter:
 			s.alive[k] = append(s.alive[k], len(s.rows))
 			s.rows = append(s.rows, rowRef{rec: ri, i: int32(i)})
@@ -457,6 +469,9 @@ func liveRows(b *vector.Batch, n int) []int {
 // Flush sends the folded changelog's live rows, a batch per record they
 // came in.
 func (s *resultSink) Flush() error {
+	if s.q.sort != nil {
+		return s.flushSorted()
+	}
 	byRec := map[int][]int32{}
 	for _, r := range s.rows {
 		if !r.dead {
@@ -480,6 +495,62 @@ func (s *resultSink) Flush() error {
 		}
 	}
 	return nil
+}
+
+// flushSorted sends the live rows in the ORDER BY's order, as one batch.
+func (s *resultSink) flushSorted() error {
+	if len(s.recs) == 0 {
+		return nil
+	}
+	offsets := make([]int32, len(s.recs))
+	var n int32
+	for i, r := range s.recs {
+		offsets[i] = n
+		n += int32(r.NumRows())
+	}
+	var idx []int32
+	for _, r := range s.rows {
+		if !r.dead {
+			idx = append(idx, offsets[r.rec]+r.i)
+		}
+	}
+	if len(idx) == 0 {
+		return nil
+	}
+	schema := s.recs[0].Schema()
+	cols := make([]arrow.Array, schema.NumFields())
+	for c := range cols {
+		parts := make([]arrow.Array, len(s.recs))
+		for i, r := range s.recs {
+			parts[i] = r.Column(c)
+		}
+		all, err := array.Concatenate(parts, s.mem)
+		if err != nil {
+			return err
+		}
+		cols[c] = all
+	}
+	whole := array.NewRecordBatch(schema, cols, int64(n))
+	for _, c := range cols {
+		c.Release()
+	}
+	defer whole.Release()
+	sortRows(whole, s.q.sort.keys, idx)
+	if l := s.q.sort.limit; l >= 0 && int64(len(idx)) > l {
+		idx = idx[:l]
+	}
+	if len(idx) == 0 {
+		return nil
+	}
+	out := make([]arrow.Array, len(cols))
+	for c := range out {
+		out[c] = vector.Take(s.mem, whole.Column(c), idx)
+	}
+	rec := array.NewRecordBatch(schema, out, int64(len(idx)))
+	for _, c := range out {
+		c.Release()
+	}
+	return s.q.send(rec)
 }
 
 func (s *resultSink) Close() error {

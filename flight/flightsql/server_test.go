@@ -118,6 +118,16 @@ func TestQueries(t *testing.T) {
 			`{"n":3,"name":"windows"}|{"n":1,"name":"done"}`},
 		{"SELECT id, free_slots FROM workers WHERE free_slots > 0", `{"free_slots":1,"id":"w2"}`},
 		{"SELECT job_id, id, parts FROM checkpoints", `{"id":7,"job_id":1,"parts":3}`},
+		// The endpoint sorts what the engine does not.
+		{"SELECT id FROM jobs ORDER BY id DESC", `{"id":2}|{"id":1}`},
+		{"SELECT id, end_time FROM jobs ORDER BY end_time", `{"end_time":5000,"id":2}|{"end_time":null,"id":1}`},
+		{"SELECT id, end_time FROM jobs ORDER BY end_time NULLS FIRST", `{"end_time":null,"id":1}|{"end_time":5000,"id":2}`},
+		{"SELECT operator, subtask, records_out FROM operators ORDER BY 3 DESC, operator\n",
+			`{"operator":"source","records_out":12,"subtask":1}|{"operator":"source","records_out":10,"subtask":0}|{"operator":"source","records_out":5,"subtask":0}|{"operator":"window_agg","records_out":3,"subtask":0}`},
+		{"SELECT operator, SUM(records_out) AS total FROM operators GROUP BY operator ORDER BY total",
+			`{"operator":"window_agg","total":3}|{"operator":"source","total":27}`},
+		{"SELECT operator, subtask, records_out FROM operators ORDER BY records_out DESC LIMIT 2",
+			`{"operator":"source","records_out":12,"subtask":1}|{"operator":"source","records_out":10,"subtask":0}`},
 	} {
 		info, err := cl.Execute(ctx, tc.sql)
 		got := rowsOf(t, cl, info, err)
@@ -134,6 +144,11 @@ func TestQueries(t *testing.T) {
 	_, err = cl.Execute(ctx, "SELECT * FROM nosuch")
 	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "line 1:15: table nosuch does not exist") {
 		t.Errorf("unknown table: %v", err)
+	}
+
+	_, err = cl.Execute(ctx, "SELECT id FROM jobs\nORDER BY name")
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "line 2:10: ORDER BY name: sort by a column of the result") {
+		t.Errorf("ORDER BY a column not selected: %v", err)
 	}
 
 	// A prepared statement runs anew each time.
