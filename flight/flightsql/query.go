@@ -112,7 +112,7 @@ type query struct {
 	// script.
 	lines, prefix int
 	// sort is the ORDER BY the endpoint applies to the result (order.go).
-	sort *sortSpec
+	sort   *sortSpec
 	tables map[string]*table
 	pins   []*pinnedState
 	schema *arrow.Schema
