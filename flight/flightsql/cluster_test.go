@@ -198,9 +198,33 @@ func TestCluster(t *testing.T) {
 	if again := query(t, jctx, cl, "SELECT slot, COUNT(*) AS n FROM state GROUP BY slot"); len(again) != len(state) {
 		t.Errorf("state with %s: %v, want %v", flightsql.JobHeader, again, state)
 	}
+	// Prepared, it reads the newest checkpoint at each execution.
+	prep, err := cl.Prepare(ctx, "SELECT slot, COUNT(*) AS n FROM job_"+id+".state GROUP BY slot ORDER BY slot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		info, err := prep.Execute(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rows := read(t, ctx, cl, info); len(rows) != len(state) {
+			t.Errorf("prepared: %v, want %d rows", rows, len(state))
+		}
+	}
+	if err := prep.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	info, err := cl.GetSqlInfo(ctx, []afsql.SqlInfo{afsql.SqlInfoFlightSqlServerName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows := read(t, ctx, cl, info); len(rows) != 1 || !strings.Contains(rows[0], "Clink") {
+		t.Errorf("sql info: %v", rows)
+	}
 	// One table per stateful operator.
 	pattern := "job_" + id
-	info, err := cl.GetTables(ctx, &afsql.GetTablesOpts{DbSchemaFilterPattern: &pattern})
+	info, err = cl.GetTables(ctx, &afsql.GetTablesOpts{DbSchemaFilterPattern: &pattern})
 	if err != nil {
 		t.Fatal(err)
 	}
