@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +16,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/clink-dev/clink/checkpoint"
 	"github.com/clink-dev/clink/connectors"
@@ -151,17 +154,21 @@ func prepare(cat Catalog, text, job string, mem memory.Allocator) (*query, error
 	for _, m := range jobRef.FindAllStringSubmatch(text, -1) {
 		wanted[m[1]] = true
 	}
+	jobs := cat.Jobs()
 	if job != "" {
 		wanted[job] = true
+		if !slices.ContainsFunc(jobs, func(j Job) bool { return j.ID == job }) {
+			return nil, status.Errorf(codes.NotFound, "no job %s", job)
+		}
 	}
-	for _, j := range cat.Jobs() {
+	for _, j := range jobs {
 		if !wanted[j.ID] {
 			continue
 		}
 		if j.StateDir == "" {
 			if j.ID == job {
 				q.release()
-				return nil, fmt.Errorf("job %s runs without checkpoints: it has no state to read", j.ID)
+				return nil, status.Errorf(codes.FailedPrecondition, "job %s runs without checkpoints: it has no state to read", j.ID)
 			}
 			continue
 		}
@@ -173,7 +180,7 @@ func prepare(cat Catalog, text, job string, mem memory.Allocator) (*query, error
 		if !ok {
 			if j.ID == job {
 				q.release()
-				return nil, fmt.Errorf("job %s has no completed checkpoint yet: its state is read from the newest one", j.ID)
+				return nil, status.Errorf(codes.FailedPrecondition, "job %s has no completed checkpoint yet: its state is read from the newest one", j.ID)
 			}
 			continue
 		}
@@ -237,7 +244,7 @@ func (q *query) compile() (*planner.Job, error) {
 	}
 	funcs := kernels.NewRegistry()
 	kernels.RegisterScalar(funcs)
-	rt := connectors.Runtime{BatchSize: 8192, Linger: 20 * time.Millisecond, Mem: q.mem, Stdout: nil, Stderr: nil, Parallelism: 1}
+	rt := connectors.Runtime{BatchSize: 8192, Linger: 20 * time.Millisecond, Mem: q.mem, Stdout: io.Discard, Stderr: io.Discard, Parallelism: 1}
 	job, err := planner.BuildParallel(plan, planner.Env{Connectors: reg, Funcs: funcs, Runtime: rt}, 1)
 	if err != nil {
 		return nil, q.userPos(err)
@@ -259,17 +266,19 @@ func (e *queryError) Unwrap() error { return e.err }
 
 func (q *query) userPos(err error) error {
 	var se *sql.Error
-	if errors.As(err, &se) {
-		if se.Pos.Line > q.lines {
-			e := *se
-			e.Pos.Line -= q.lines
-			e.Pos.Offset -= q.prefix
-			e.Src = q.text
-			return &queryError{&e}
-		}
-		return &queryError{se}
+	if !errors.As(err, &se) {
+		return &queryError{err}
 	}
-	return &queryError{err}
+	e := *se
+	if q.job == "" && strings.HasPrefix(e.Msg, "table state does not exist") {
+		e.Msg = "table state does not exist: a job's state is job_<id>.state (SELECT ... FROM job_1.state), or name the job (clink sql --job N)"
+	}
+	if e.Pos.Line > q.lines {
+		e.Pos.Line -= q.lines
+		e.Pos.Offset -= q.prefix
+		e.Src = q.text
+	}
+	return &queryError{&e}
 }
 
 // run runs the planned job, sending its result batches on out (the

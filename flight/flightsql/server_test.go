@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	afsql "github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	cflight "github.com/clink-dev/clink/flight"
@@ -149,6 +150,19 @@ func TestQueries(t *testing.T) {
 	_, err = cl.Execute(ctx, "SELECT id FROM jobs\nORDER BY name")
 	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "line 2:10: ORDER BY name: sort by a column of the result") {
 		t.Errorf("ORDER BY a column not selected: %v", err)
+	}
+
+	_, err = cl.Execute(ctx, "SELECT slot FROM state")
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "line 1:18: table state does not exist: a job's state is job_<id>.state") {
+		t.Errorf("state without a job: %v", err)
+	}
+	_, err = cl.Execute(metadata.AppendToOutgoingContext(ctx, JobHeader, "9"), "SELECT slot FROM state")
+	if status.Code(err) != codes.NotFound {
+		t.Errorf("state of no job: %v", err)
+	}
+	_, err = cl.Execute(metadata.AppendToOutgoingContext(ctx, JobHeader, "2"), "SELECT slot FROM state")
+	if status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "job 2 runs without checkpoints") {
+		t.Errorf("state of a job without checkpoints: %v", err)
 	}
 
 	// A prepared statement runs anew each time.
