@@ -116,6 +116,10 @@ type query struct {
 	lines, prefix int
 	// sort is the ORDER BY the endpoint applies to the result (order.go).
 	sort   *sortSpec
+	// global, when set, marks a global aggregate: its COUNT columns
+	// (empty.go); sent says a result row went out.
+	global []bool
+	sent   bool
 	tables map[string]*table
 	pins   []*pinnedState
 	schema *arrow.Schema
@@ -128,6 +132,9 @@ type query struct {
 // send passes a result batch on (taking over rec), unless the reader is
 // gone.
 func (q *query) send(rec arrow.RecordBatch) error {
+	if rec.NumRows() > 0 {
+		q.sent = true
+	}
 	select {
 	case q.out <- rec:
 		return nil
@@ -211,6 +218,9 @@ func prepare(cat Catalog, text, job string, mem memory.Allocator) (*query, error
 	run, spec := splitOrderBy(text)
 	q.script += run
 	q.sort = spec
+	if counts, ok := globalAggregate(run); ok {
+		q.global = counts
+	}
 	return q, nil
 }
 
@@ -478,6 +488,16 @@ func liveRows(b *vector.Batch, n int) []int {
 // Flush sends the folded changelog's live rows, a batch per record they
 // came in.
 func (s *resultSink) Flush() error {
+	if err := s.flush(); err != nil {
+		return err
+	}
+	if s.q.global != nil && !s.q.sent {
+		return s.q.send(emptyAggregateRow(s.mem, s.q.schema, s.q.global))
+	}
+	return nil
+}
+
+func (s *resultSink) flush() error {
 	if s.q.sort != nil {
 		return s.flushSorted()
 	}

@@ -119,6 +119,10 @@ func TestQueries(t *testing.T) {
 			`{"n":3,"name":"windows"}|{"n":1,"name":"done"}`},
 		{"SELECT id, free_slots FROM workers WHERE free_slots > 0", `{"free_slots":1,"id":"w2"}`},
 		{"SELECT job_id, id, parts FROM checkpoints", `{"id":7,"job_id":1,"parts":3}`},
+		// A global aggregate over no rows has one row.
+		{"SELECT COUNT(*) AS n, MAX(records_in) AS m FROM operators WHERE job_id = 99", `{"m":null,"n":0}`},
+		{"SELECT COUNT(*) AS n FROM operators", `{"n":4}`},
+		{"SELECT job_id, COUNT(*) AS n FROM operators WHERE job_id = 99 GROUP BY job_id", ``},
 		// The endpoint sorts what the engine does not.
 		{"SELECT id FROM jobs ORDER BY id DESC", `{"id":2}|{"id":1}`},
 		{"SELECT id, end_time FROM jobs ORDER BY end_time", `{"end_time":5000,"id":2}|{"end_time":null,"id":1}`},
