@@ -115,7 +115,7 @@ type query struct {
 	// script.
 	lines, prefix int
 	// sort is the ORDER BY the endpoint applies to the result (order.go).
-	sort   *sortSpec
+	sort *sortSpec
 	// global, when set, marks a global aggregate: its COUNT columns
 	// (empty.go); sent says a result row went out.
 	global []bool
