@@ -260,7 +260,7 @@ func (s *Store) Retain(n int) error {
 			continue
 		}
 		if c.Complete {
-			if kept < n {
+			if kept < n || s.pinned(c.ID) {
 				kept++
 				m, err := s.manifest(c.ID)
 				if err != nil {

@@ -79,14 +79,7 @@ func TLSOf(opts ...Option) *tlsconf.Config {
 // mutual TLS only.
 func NewServer(addr, token string, o ...Option) (*Server, error) {
 	s := &Server{token: token, actions: map[string]ActionFunc{}, inbound: map[EdgeKey]*inbound{}, waiters: map[EdgeKey]chan struct{}{}}
-	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(256 << 20)}
-	if tc := TLSOf(o...); tc != nil {
-		opts = append(opts, grpc.Creds(&tlsCreds{TransportCredentials: credentials.NewTLS(tc.Server("h2")), tc: tc}))
-	}
-	if token != "" {
-		opts = append(opts, grpc.UnaryInterceptor(s.authUnary), grpc.StreamInterceptor(s.authStream))
-	}
-	s.srv = flight.NewServerWithMiddleware(nil, opts...)
+	s.srv = flight.NewServerWithMiddleware(nil, ServerOptions(token, o...)...)
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
@@ -108,25 +101,44 @@ func (s *Server) Serve() error { return s.srv.Serve() }
 // Shutdown stops the server.
 func (s *Server) Shutdown() { s.srv.Shutdown() }
 
-func (s *Server) authorized(ctx context.Context) error {
+// ServerOptions are the gRPC options of a Flight server as NewServer
+// makes it: with a token, every call must carry it as a bearer token;
+// with WithTLS, mutual TLS only. Another Flight service of the process
+// (the Coordinator's Flight SQL endpoint) serves with them.
+func ServerOptions(token string, o ...Option) []grpc.ServerOption {
+	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(256 << 20)}
+	if tc := TLSOf(o...); tc != nil {
+		opts = append(opts, grpc.Creds(&tlsCreds{TransportCredentials: credentials.NewTLS(tc.Server("h2")), tc: tc}))
+	}
+	if token != "" {
+		a := bearer(token)
+		opts = append(opts, grpc.UnaryInterceptor(a.unary), grpc.StreamInterceptor(a.stream))
+	}
+	return opts
+}
+
+// bearer checks a call's bearer token.
+type bearer string
+
+func (b bearer) authorized(ctx context.Context) error {
 	md, _ := metadata.FromIncomingContext(ctx)
 	for _, v := range md.Get("authorization") {
-		if subtle.ConstantTimeCompare([]byte(v), []byte("Bearer "+s.token)) == 1 {
+		if subtle.ConstantTimeCompare([]byte(v), []byte("Bearer "+string(b))) == 1 {
 			return nil
 		}
 	}
 	return status.Error(codes.Unauthenticated, "missing or wrong bearer token (CLINK_AUTH_TOKEN)")
 }
 
-func (s *Server) authUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-	if err := s.authorized(ctx); err != nil {
+func (b bearer) unary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	if err := b.authorized(ctx); err != nil {
 		return nil, err
 	}
 	return h(ctx, req)
 }
 
-func (s *Server) authStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
-	if err := s.authorized(ss.Context()); err != nil {
+func (b bearer) stream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	if err := b.authorized(ss.Context()); err != nil {
 		return err
 	}
 	return h(srv, ss)
@@ -252,6 +264,17 @@ func (tokenCreds) RequireTransportSecurity() bool { return false }
 // fail (codes.Canceled). (arrow-go's own Close clears the client's
 // service, so a call racing with it dereferences nil.)
 func Dial(addr, token string, o ...Option) (flight.Client, error) {
+	conn, err := grpc.NewClient(addr, DialOptions(token, o...)...)
+	if err != nil {
+		return nil, err
+	}
+	return &client{Client: flight.NewClientFromConn(conn, nil), conn: conn}, nil
+}
+
+// DialOptions are the gRPC options Dial connects with: the bearer token
+// on every call, mutual TLS with WithTLS, and errors that explain a TLS
+// mismatch. A Flight SQL client (clink sql) dials with them.
+func DialOptions(token string, o ...Option) []grpc.DialOption {
 	tc := TLSOf(o...)
 	var creds credentials.TransportCredentials = insecure.NewCredentials()
 	if tc != nil {
@@ -264,11 +287,7 @@ func Dial(addr, token string, o ...Option) (flight.Client, error) {
 	if token != "" {
 		opts = append(opts, grpc.WithPerRPCCredentials(tokenCreds(token)))
 	}
-	conn, err := grpc.NewClient(addr, opts...)
-	if err != nil {
-		return nil, err
-	}
-	return &client{Client: flight.NewClientFromConn(conn, nil), conn: conn}, nil
+	return opts
 }
 
 // tlsCreds are gRPC's TLS credentials made afresh from the current

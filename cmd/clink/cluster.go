@@ -27,6 +27,7 @@ func cmdCoordinator(args []string) int {
 	fs := flag.NewFlagSet("coordinator", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:6123", "Arrow Flight address for Workers and job submission")
 	httpAddr := fs.String("http-addr", "127.0.0.1:8081", "HTTP API and /metrics address (off: none)")
+	sqlAddr := fs.String("flight-sql-addr", "127.0.0.1:0", "Flight SQL address for clink sql and Flight SQL clients (port 0: any, logged; off: none)")
 	dir := fs.String("checkpoint-dir", "", "jobs' checkpoints go to DIR/<job name> unless their SQL sets execution.checkpointing.dir; must be shared with the Workers (a shared directory, or s3://, gs://, azure://bucket/prefix)")
 	spDir := fs.String("savepoint-dir", "", "savepoints go to DIR/savepoint-<job name>-<id> unless the request or the job's SQL (execution.checkpointing.savepoint-dir) names another (default: <checkpoint-dir>/savepoints); must be shared with the Workers")
 	interval := fs.Duration("checkpoint-interval", time.Second, "default time between checkpoints")
@@ -41,7 +42,7 @@ func cmdCoordinator(args []string) int {
 	var tf tlsFlags
 	tf.register(fs)
 	httpTLS := fs.String("http-tls", "mtls", "with --tls-cert: the HTTP API serves HTTPS requiring a client certificate of --tls-ca (mtls), HTTPS without client certificates (tls: the token authenticates), or plain HTTP (off)")
-	insecure := fs.Bool("insecure", false, "listen on a non-loopback --addr or --http-addr without CLINK_AUTH_TOKEN or mutual TLS (anyone who reaches it can register a Worker or submit a job)")
+	insecure := fs.Bool("insecure", false, "listen on a non-loopback --addr, --http-addr or --flight-sql-addr without CLINK_AUTH_TOKEN or mutual TLS (anyone who reaches it can register a Worker or submit a job)")
 	maxBody := fs.Int64("max-request-bytes", 4<<20, "largest HTTP request body the API reads (larger: 413)")
 	var of otelFlags
 	of.register(fs)
@@ -70,7 +71,7 @@ func cmdCoordinator(args []string) int {
 	}
 	lc := openLineage(os.Stderr)
 	defer lc.Close(lineage.DefaultFlushTimeout)
-	c, err := cluster.NewCoordinator(cluster.CoordinatorConfig{FlightAddr: *addr, HTTPAddr: *httpAddr, CheckpointDir: *dir, SavepointDir: *spDir,
+	c, err := cluster.NewCoordinator(cluster.CoordinatorConfig{FlightAddr: *addr, HTTPAddr: *httpAddr, FlightSQLAddr: *sqlAddr, Version: versionString(), CheckpointDir: *dir, SavepointDir: *spDir,
 		TLS: tc, HTTPTLS: *httpTLS,
 		Token: os.Getenv("CLINK_AUTH_TOKEN"), Heartbeat: *beat, MaxRestarts: *restarts, RestartDelay: *delay,
 		CheckpointInterval: *interval, CheckpointLogInterval: *ckLog, Connectors: builtin.Registry(), Log: os.Stderr,

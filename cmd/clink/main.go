@@ -35,6 +35,12 @@ usage:
   clink state-export --format=parquet|arrow|iceberg --out DIR CHECKPOINT
   clink state-diff A B              compare the state of two checkpoints
   clink state-query CHECKPOINT --sql "SELECT ... FROM state"
+  clink state-query --job N --coordinator HOST:PORT --sql "SELECT ... FROM state"
+                                    a running job's state (its newest completed
+                                    checkpoint) over the Coordinator's Flight SQL
+  clink sql --coordinator HOST:PORT [-e "SELECT ..."] [--output table|json]
+                                    Flight SQL client: jobs, operators,
+                                    checkpoints, workers, job_<id>.state
                                     (CHECKPOINT: a chk-<id> directory, or
                                     --checkpoint-dir DIR [--id N])
   clink savepoint check (--savepoint PATH | --checkpoint-dir DIR [--id N])
@@ -128,6 +134,8 @@ func run(args []string) int {
 		return cmdStateDiff(args[1:])
 	case "state-query":
 		return cmdStateQuery(args[1:])
+	case "sql":
+		return cmdSQL(args[1:])
 	case "savepoint-check":
 		return cmdSavepointCheck(args[1:])
 	}

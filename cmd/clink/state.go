@@ -11,12 +11,15 @@ import (
 	"strings"
 	"syscall"
 
+	"google.golang.org/grpc/metadata"
+
 	"github.com/clink-dev/clink/checkpoint"
 	"github.com/clink-dev/clink/checkpoint/stateio"
 	"github.com/clink-dev/clink/checkpoint/stateio/parquet"
 	"github.com/clink-dev/clink/connectors"
 	"github.com/clink-dev/clink/connectors/builtin"
 	ckconn "github.com/clink-dev/clink/connectors/checkpoint"
+	"github.com/clink-dev/clink/flight/flightsql"
 	"github.com/clink-dev/clink/substrait/sql"
 )
 
@@ -232,17 +235,23 @@ func cmdStateDiff(args []string) int {
 }
 
 func cmdStateQuery(args []string) int {
-	fs := newFlagSet("state-query", `[--checkpoint-dir DIR [--id N] | PATH] [--operator OP] [--slot S] --sql "SELECT ... FROM state ..."`)
+	fs := newFlagSet("state-query", `[--checkpoint-dir DIR [--id N] | PATH | --job N --coordinator HOST:PORT] [--operator OP] [--slot S] --sql "SELECT ... FROM state ..."`)
 	var sf stateFlags
 	sf.register(fs, true)
 	query := fs.String("sql", "", "the query; its table 'state' holds the checkpoint's state rows")
 	showDDL := fs.Bool("print-ddl", false, "print the CREATE TABLE statement of 'state' and exit")
+	job := fs.String("job", "", "a running job's state (its newest completed checkpoint), read through the Coordinator's Flight SQL endpoint (--coordinator)")
+	var cf coordinatorFlags
+	cf.register(fs, "", "with --job: the Coordinator's Flight SQL address (its --flight-sql-addr)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return 2
 	}
 	if *query == "" && !*showDDL {
 		return fail("state-query", &usageError{`give the query: --sql "SELECT ... FROM state"`})
+	}
+	if *job != "" {
+		return stateQueryJob(fs, &cf, *job, *query, len(pos) > 0 || sf.dir != "" || sf.operator != "" || sf.slot != "" || *showDDL)
 	}
 	path, id, err := sf.location(pos)
 	if err != nil {
@@ -309,4 +318,31 @@ func dirExists(p string) bool {
 func fileExists(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && !st.IsDir()
+}
+
+// stateQueryJob runs state-query --job N: the query over the job's state
+// on the Coordinator's Flight SQL endpoint, its rows as JSON lines.
+func stateQueryJob(fs *flag.FlagSet, cf *coordinatorFlags, job, query string, local bool) int {
+	if local {
+		return fail("state-query", &usageError{"--job reads a running job through the Coordinator: give it with --coordinator and --sql only (no checkpoint path, --operator, --slot or --print-ddl; FROM job_" + job + ".<operator> reads one operator)"})
+	}
+	addr, err := cf.address(fs)
+	switch {
+	case err != nil:
+		return fail("state-query", &usageError{err.Error()})
+	case addr == "":
+		return fail("state-query", &usageError{"--job needs the Coordinator's Flight SQL address: --coordinator HOST:PORT"})
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cl, err := dialSQL(addr, cf.opts)
+	if err != nil {
+		return fail("state-query", err)
+	}
+	defer cl.Close()
+	ctx = metadata.AppendToOutgoingContext(ctx, flightsql.JobHeader, job)
+	if err := runSQL(ctx, cl, query, true, os.Stdout); err != nil {
+		return fail("state-query", err)
+	}
+	return 0
 }

@@ -304,7 +304,7 @@ func (c *Coordinator) summaryLocked(j *job) JobSummary {
 // the HTTP API's address (Flink's habit: the REST port) finds the Flight
 // address it submits to (Submit).
 func (c *Coordinator) getConfig(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"flight_addr": c.FlightAddr(), "http_addr": c.HTTPAddr(),
+	writeJSON(w, http.StatusOK, map[string]any{"flight_addr": c.FlightAddr(), "http_addr": c.HTTPAddr(), "flight_sql_addr": c.FlightSQLAddr(),
 		"checkpoint_interval_ms": c.cfg.CheckpointInterval.Milliseconds(), "heartbeat_ms": c.cfg.Heartbeat.Milliseconds()})
 }
 

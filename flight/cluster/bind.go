@@ -42,13 +42,13 @@ func CheckBinds(log io.Writer, token string, insecure bool, addrs ...string) err
 }
 
 // unauthenticatedAddrs are the Coordinator's addresses that nothing but
-// the token authenticates: Flight unless mutual TLS is on; HTTP unless
+// the token authenticates: Flight and Flight SQL unless mutual TLS is on; HTTP unless
 // it is HTTPS requiring client certificates (HTTPTLS "mtls", the
 // default with TLS). CheckBind applies to them.
 func (cfg *CoordinatorConfig) unauthenticatedAddrs() []string {
 	var out []string
 	if cfg.TLS == nil {
-		out = append(out, cfg.FlightAddr)
+		out = append(out, cfg.FlightAddr, cfg.FlightSQLAddr)
 	}
 	if cfg.TLS == nil || cfg.HTTPTLS == "tls" || cfg.HTTPTLS == "off" {
 		out = append(out, cfg.HTTPAddr)

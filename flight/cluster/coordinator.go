@@ -25,6 +25,7 @@ import (
 	"github.com/clink-dev/clink/connectors"
 	"github.com/clink-dev/clink/engine"
 	cflight "github.com/clink-dev/clink/flight"
+	"github.com/clink-dev/clink/flight/flightsql"
 	"github.com/clink-dev/clink/flight/tlsconf"
 	"github.com/clink-dev/clink/kernels"
 	"github.com/clink-dev/clink/lineage"
@@ -39,6 +40,12 @@ type CoordinatorConfig struct {
 	// 127.0.0.1:6123); HTTPAddr serves the HTTP API and /metrics (default
 	// 127.0.0.1:8081; "" or "off" turns it off).
 	FlightAddr, HTTPAddr string
+	// FlightSQLAddr serves Flight SQL over the jobs, their operators,
+	// checkpoints and state, and the Workers (docs/flightsql.md), with
+	// the same token and TLS as Flight; "" or "off": none. Version is
+	// what it reports as the server's version.
+	FlightSQLAddr string
+	Version       string
 	// CheckpointDir is where jobs keep checkpoints (<dir>/<job name>)
 	// unless their SQL sets 'execution.checkpointing.dir'. It must be
 	// shared with the Workers. Empty: jobs without that setting run
@@ -120,6 +127,7 @@ const (
 type Coordinator struct {
 	cfg   CoordinatorConfig
 	srv   *cflight.Server
+	fsql  *flightsql.Server
 	http  *http.Server
 	hl    net.Listener
 	funcs *kernels.Registry
@@ -321,10 +329,19 @@ func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 			return nil, err
 		}
 	}
+	if cfg.FlightSQLAddr != "" && cfg.FlightSQLAddr != "off" {
+		c.fsql, err = flightsql.NewServer(cfg.FlightSQLAddr, sqlCatalog{c}, cfg.Version, cflight.ServerOptions(cfg.Token, cflight.WithTLS(cfg.TLS))...)
+		if err != nil {
+			srv.Shutdown()
+			c.tel.Shutdown(context.Background())
+			return nil, fmt.Errorf("flight sql: %w", err)
+		}
+	}
 	if cfg.HTTPAddr != "" && cfg.HTTPAddr != "off" {
 		c.hl, err = net.Listen("tcp", cfg.HTTPAddr)
 		if err != nil {
 			srv.Shutdown()
+			c.shutdownSQL()
 			return nil, err
 		}
 		if cfg.TLS != nil && cfg.HTTPTLS != "off" {
@@ -336,6 +353,7 @@ func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 	if cfg.HADir != "" {
 		if c.ha, err = newHA(c); err != nil {
 			srv.Shutdown()
+			c.shutdownSQL()
 			if c.hl != nil {
 				c.hl.Close()
 			}
@@ -368,6 +386,20 @@ func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 
 // FlightAddr is the address Workers and clients call.
 func (c *Coordinator) FlightAddr() string { return c.srv.Addr() }
+
+// FlightSQLAddr is the Flight SQL endpoint's address ("" when off).
+func (c *Coordinator) FlightSQLAddr() string {
+	if c.fsql == nil {
+		return ""
+	}
+	return c.fsql.Addr()
+}
+
+func (c *Coordinator) shutdownSQL() {
+	if c.fsql != nil {
+		c.fsql.Shutdown()
+	}
+}
 
 // HTTPAddr is the HTTP API's address ("" when off).
 func (c *Coordinator) HTTPAddr() string {
@@ -404,6 +436,10 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	if d := c.tel.Describe(); d != "off" {
 		c.logf("OpenTelemetry: exporting %s over OTLP", d)
 	}
+	if c.fsql != nil {
+		go c.fsql.Serve()
+		c.logf("flight sql listening on %s", c.FlightSQLAddr())
+	}
 	tick := time.NewTicker(c.cfg.Heartbeat / 5)
 	defer tick.Stop()
 	var renew <-chan time.Time
@@ -422,6 +458,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 				c.stepDown("shutting down", !c.ha.vanish)
 			}
 			c.srv.Shutdown()
+			c.shutdownSQL()
 			if c.http != nil {
 				c.http.Close()
 			}
