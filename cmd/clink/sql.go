@@ -20,6 +20,7 @@ import (
 
 	cjson "github.com/clink-dev/clink/connectors/formats/json"
 	cflight "github.com/clink-dev/clink/flight"
+	"github.com/clink-dev/clink/flight/cluster"
 	"github.com/clink-dev/clink/flight/flightsql"
 	"github.com/clink-dev/clink/vector"
 )
@@ -30,7 +31,7 @@ import (
 func cmdSQL(args []string) int {
 	fs := newFlagSet("sql", `--coordinator HOST:PORT [-e "SELECT ..."] [--output table|json] [--job N]`)
 	var cf coordinatorFlags
-	cf.register(fs, "", "the Coordinator's Flight SQL address (its --flight-sql-addr)")
+	cf.register(fs, "127.0.0.1:8081", "the Coordinator: its HTTP API (8081), its Flight address (6123) or its Flight SQL address (--flight-sql-addr)")
 	exec := fs.String("e", "", "run these statements (separated by ;) and exit; without it, read statements ending in ; from standard input")
 	output := fs.String("output", "table", "table (aligned columns) or json (one object per row, as clink run prints)")
 	job := fs.String("job", "", "also name this job's state table 'state' (as clink state-query --job)")
@@ -68,8 +69,16 @@ func cmdSQL(args []string) int {
 	return interactive(ctx, cl, *output == "json", os.Stdin, os.Stdout, os.Stderr)
 }
 
+// dialSQL connects to the Flight SQL endpoint of the Coordinator at addr:
+// its HTTP API's address (8081), its Flight address (6123) or the Flight
+// SQL address itself (cluster.FlightSQLAddrOf).
 func dialSQL(addr string, opts []cflight.Option) (*afsql.Client, error) {
-	return afsql.NewClient(addr, nil, nil, cflight.DialOptions(os.Getenv("CLINK_AUTH_TOKEN"), opts...)...)
+	token := os.Getenv("CLINK_AUTH_TOKEN")
+	sqlAddr, err := cluster.FlightSQLAddrOf(context.Background(), addr, token, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return afsql.NewClient(sqlAddr, nil, nil, cflight.DialOptions(token, opts...)...)
 }
 
 // interactive reads statements ending in ';' and prints each one's

@@ -71,4 +71,12 @@ INSERT INTO o SELECT k, COUNT(*) FROM t GROUP BY TUMBLE(ts, INTERVAL '1' SECOND)
 	if got != `{"n":1}`+"\n" {
 		t.Errorf("job_%s.state: %q", id, got)
 	}
+	// The Coordinator's HTTP API (8081) and Flight (6123) addresses lead
+	// to its Flight SQL endpoint too, as the tutorial gives them.
+	for _, a := range []string{httpAddr, coord} {
+		got = clink(t, bin, "", "state-query", "--job="+id, "--coordinator="+a, "--sql", "SELECT slot, COUNT(*) AS n FROM state WHERE slot = 'file_offsets' GROUP BY slot")
+		if got != `{"slot":"file_offsets","n":1}`+"\n" {
+			t.Errorf("state-query --coordinator=%s: %q", a, got)
+		}
+	}
 }

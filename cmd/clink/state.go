@@ -242,7 +242,7 @@ func cmdStateQuery(args []string) int {
 	showDDL := fs.Bool("print-ddl", false, "print the CREATE TABLE statement of 'state' and exit")
 	job := fs.String("job", "", "a running job's state (its newest completed checkpoint), read through the Coordinator's Flight SQL endpoint (--coordinator)")
 	var cf coordinatorFlags
-	cf.register(fs, "", "with --job: the Coordinator's Flight SQL address (its --flight-sql-addr)")
+	cf.register(fs, "127.0.0.1:8081", "with --job: the Coordinator: its HTTP API (8081), its Flight address (6123) or its Flight SQL address")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return 2

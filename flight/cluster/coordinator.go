@@ -372,6 +372,9 @@ func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 		return nil, c.send(r.attemptRef, event{kind: evDone, worker: r.Worker, err: r.Error, late: r.Late, skipped: r.Skipped})
 	})
 	handle(srv, actSubmit, func(_ context.Context, r *SubmitRequest) (any, error) { return c.Submit(r) })
+	handle(srv, actConfig, func(_ context.Context, _ *struct{}) (any, error) {
+		return &configResp{FlightSQLAddr: c.FlightSQLAddr(), HTTPAddr: c.HTTPAddr()}, nil
+	})
 	handle(srv, actSavepoint, func(_ context.Context, r *SavepointRequest) (any, error) { return c.savepoint(r) })
 	handle(srv, actLeave, func(_ context.Context, r *registerReq) (any, error) {
 		c.mu.Lock()

@@ -39,6 +39,7 @@ const (
 	actComplete  = "clink.complete"
 	actCancel    = "clink.cancel"
 	actSubmit    = "clink.submit"
+	actConfig    = "clink.config"
 	actSavepoint = "clink.savepoint"
 	actLeave     = "clink.leave"
 )
@@ -374,4 +375,76 @@ func FlightAddrOf(ctx context.Context, addr, token string, opts ...cflight.Optio
 		}
 	}
 	return net.JoinHostPort(host, port), true, nil
+}
+
+// configResp answers actConfig: the Coordinator's other addresses.
+type configResp struct {
+	FlightSQLAddr string `json:"flight_sql_addr"`
+	HTTPAddr      string `json:"http_addr"`
+}
+
+// FlightSQLAddrOf finds the Flight SQL endpoint of the Coordinator at
+// addr, which may be its HTTP API (8081: GET /api/v1/config), its Flight
+// address (6123: the clink.config action) or the Flight SQL address
+// itself (returned as is when neither answers). An unspecified host in
+// the answer (0.0.0.0) becomes addr's.
+func FlightSQLAddrOf(ctx context.Context, addr, token string, opts ...cflight.Option) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	found := ""
+	if body, ok := httpConfig(ctx, addr, token, opts...); ok {
+		found = body
+	} else if cl, err := cflight.Dial(addr, token, opts...); err == nil {
+		var resp configResp
+		if call(ctx, cl, actConfig, &struct{}{}, &resp) == nil {
+			found = resp.FlightSQLAddr
+			if found == "" {
+				cl.Close()
+				return "", fmt.Errorf("the Coordinator at %s serves no Flight SQL endpoint (its --flight-sql-addr is off)", addr)
+			}
+		}
+		cl.Close()
+	}
+	if found == "" {
+		return addr, nil
+	}
+	host, port, err := net.SplitHostPort(found)
+	if err != nil {
+		return "", fmt.Errorf("%s: flight_sql_addr %q: %v", addr, found, err)
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		if host, _, err = net.SplitHostPort(addr); err != nil {
+			return "", err
+		}
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// httpConfig is the flight_sql_addr of the Coordinator's HTTP API at addr
+// (ok false when no Coordinator's HTTP API answers there).
+func httpConfig(ctx context.Context, addr, token string, opts ...cflight.Option) (string, bool) {
+	scheme, hc := "http://", http.DefaultClient
+	if tc := cflight.TLSOf(opts...); tc != nil {
+		scheme, hc = "https://", &http.Client{Transport: &http.Transport{TLSClientConfig: tc.Client("")}}
+	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, scheme+addr+"/api/v1/config", nil)
+	if err != nil {
+		return "", false
+	}
+	if token != "" {
+		hr.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := hc.Do(hr)
+	if err != nil {
+		return "", false
+	}
+	defer res.Body.Close()
+	var body struct {
+		FlightSQLAddr string `json:"flight_sql_addr"`
+		FlightAddr    string `json:"flight_addr"`
+	}
+	if res.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(&body) != nil || body.FlightAddr == "" {
+		return "", false
+	}
+	return body.FlightSQLAddr, body.FlightSQLAddr != ""
 }
