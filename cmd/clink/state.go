@@ -19,6 +19,7 @@ import (
 	"github.com/clink-dev/clink/connectors"
 	"github.com/clink-dev/clink/connectors/builtin"
 	ckconn "github.com/clink-dev/clink/connectors/checkpoint"
+	"github.com/clink-dev/clink/flight/cluster"
 	"github.com/clink-dev/clink/flight/flightsql"
 	"github.com/clink-dev/clink/substrait/sql"
 )
@@ -41,6 +42,34 @@ func (f *stateFlags) register(fs *flag.FlagSet, withID bool) {
 	}
 	fs.StringVar(&f.operator, "operator", "", "read only this operator's parts")
 	fs.StringVar(&f.slot, "slot", "", "read only the rows of this slot")
+}
+
+// jobFlags are --job N and the Coordinator's address: read a running
+// job's newest completed checkpoint, pinned by the Coordinator (so that
+// retention keeps it) until the read ends.
+type jobFlags struct {
+	job string
+	cf  coordinatorFlags
+}
+
+func (f *jobFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.job, "job", "", "a running job: read its newest completed checkpoint, pinned by the Coordinator (--coordinator) until the read ends")
+	f.cf.register(fs, "127.0.0.1:8081", "with --job: the Coordinator, its HTTP API (8081) or Flight (6123) address (HA: a comma-separated list)")
+}
+
+// pin asks the Coordinator to pin the job's newest completed checkpoint;
+// the path is the checkpoint's directory, release ends the pin.
+func (f *jobFlags) pin(fs *flag.FlagSet) (path string, release func(), err error) {
+	addr, err := f.cf.address(fs)
+	if err != nil {
+		return "", nil, &usageError{err.Error()}
+	}
+	resp, release, err := cluster.PinCheckpoint(context.Background(), addr, os.Getenv("CLINK_AUTH_TOKEN"), f.job, f.cf.opts...)
+	if err != nil {
+		return "", nil, fmt.Errorf("job %s: %w", f.job, err)
+	}
+	fmt.Fprintf(os.Stderr, "clink: job %s: reading checkpoint %d (%s), pinned until done\n", f.job, resp.Checkpoint, resp.Path)
+	return resp.Path, release, nil
 }
 
 func (f *stateFlags) selection() stateio.Selection {
@@ -109,9 +138,11 @@ func newFlagSet(name, usage string) *flag.FlagSet {
 }
 
 func cmdStateCat(args []string) int {
-	fs := newFlagSet("state-cat", "[--checkpoint-dir DIR [--id N] | PATH] [--operator OP] [--slot S] [--format table|json] [--limit N]")
+	fs := newFlagSet("state-cat", "[--checkpoint-dir DIR [--id N] | PATH | --job N [--coordinator ADDR]] [--operator OP] [--slot S] [--format table|json] [--limit N]")
 	var sf stateFlags
 	sf.register(fs, true)
+	var jf jobFlags
+	jf.register(fs)
 	format := fs.String("format", "table", "table (the manifest summary, then one line per row) or json (one object per row)")
 	limit := fs.Int("limit", 0, "print at most this many rows (0: all)")
 	pos, err := parseInterspersed(fs, args)
@@ -120,6 +151,17 @@ func cmdStateCat(args []string) int {
 	}
 	if *format != "table" && *format != "json" {
 		return fail("state-cat", &usageError{fmt.Sprintf("--format must be table or json, not %q", *format)})
+	}
+	if jf.job != "" {
+		if len(pos) > 0 || sf.dir != "" || sf.id != 0 {
+			return fail("state-cat", &usageError{"--job reads the job's newest completed checkpoint: give no checkpoint path, --checkpoint-dir or --id with it"})
+		}
+		path, release, err := jf.pin(fs)
+		if err != nil {
+			return fail("state-cat", err)
+		}
+		defer release()
+		pos = []string{path}
 	}
 	c, err := sf.open(pos)
 	if err != nil {
@@ -133,9 +175,11 @@ func cmdStateCat(args []string) int {
 }
 
 func cmdStateExport(args []string) int {
-	fs := newFlagSet("state-export", "[--format parquet|arrow|iceberg] --out DIR|FILE.parquet [--checkpoint-dir|--dir DIR [--id N] | PATH] [--operator OP] [--slot S]")
+	fs := newFlagSet("state-export", "[--format parquet|arrow|iceberg] --out DIR|FILE.parquet [--checkpoint-dir|--dir DIR [--id N] | PATH | --job N [--coordinator ADDR]] [--operator OP] [--slot S]")
 	var sf stateFlags
 	sf.register(fs, true)
+	var jf jobFlags
+	jf.register(fs)
 	format := fs.String("format", "parquet", "parquet (a ZSTD Parquet file per part), arrow (an uncompressed Arrow IPC file per part) or iceberg (a snapshot of table clink.<operator> per operator)")
 	out := fs.String("out", "", "the output directory (for iceberg: the default catalog DIR/catalog.db and the warehouse DIR/warehouse); for parquet, a FILE.parquet instead: one file with every part's rows")
 	catalog := fs.String("iceberg-catalog", "", "iceberg: the SQL catalog, sqlite://PATH or postgres://USER:PASSWORD@HOST/DB (default sqlite://OUT/catalog.db)")
@@ -157,6 +201,17 @@ func cmdStateExport(args []string) int {
 	single := strings.HasSuffix(strings.ToLower(*out), ".parquet") && !dirExists(*out)
 	if single && f != stateio.Parquet {
 		return fail("state-export", &usageError{fmt.Sprintf("--out %s is a Parquet file: it is for --format parquet; give --format %s a directory", *out, *format)})
+	}
+	if jf.job != "" {
+		if len(pos) > 0 || sf.dir != "" || sf.id != 0 {
+			return fail("state-export", &usageError{"--job reads the job's newest completed checkpoint: give no checkpoint path, --checkpoint-dir or --id with it"})
+		}
+		path, release, err := jf.pin(fs)
+		if err != nil {
+			return fail("state-export", err)
+		}
+		defer release()
+		pos = []string{path}
 	}
 	c, err := sf.open(pos)
 	if err != nil {

@@ -145,6 +145,7 @@ type Coordinator struct {
 	reg *prometheus.Registry // /metrics, and OTLP metrics
 	tel *telemetry.Telemetry
 	log *slog.Logger
+	pins pinTable // checkpoints pinned for readers in other processes (pins.go)
 }
 
 type workerInfo struct {
@@ -372,6 +373,7 @@ func NewCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 		return nil, c.send(r.attemptRef, event{kind: evDone, worker: r.Worker, err: r.Error, late: r.Late, skipped: r.Skipped})
 	})
 	handle(srv, actSubmit, func(_ context.Context, r *SubmitRequest) (any, error) { return c.Submit(r) })
+	handle(srv, actPin, c.pinAction)
 	handle(srv, actConfig, func(_ context.Context, _ *struct{}) (any, error) {
 		return &configResp{FlightSQLAddr: c.FlightSQLAddr(), HTTPAddr: c.HTTPAddr()}, nil
 	})
@@ -473,6 +475,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 			return nil
 		case <-tick.C:
 			c.detectLost()
+			c.expirePins()
 		}
 	}
 }

@@ -40,6 +40,7 @@ const (
 	actCancel    = "clink.cancel"
 	actSubmit    = "clink.submit"
 	actConfig    = "clink.config"
+	actPin       = "clink.pin"
 	actSavepoint = "clink.savepoint"
 	actLeave     = "clink.leave"
 )
