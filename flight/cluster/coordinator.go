@@ -141,10 +141,10 @@ type Coordinator struct {
 	started  time.Time
 	// ha is the lease and job store with HADir (nil: a lone Coordinator,
 	// always the leader).
-	ha  *haState
-	reg *prometheus.Registry // /metrics, and OTLP metrics
-	tel *telemetry.Telemetry
-	log *slog.Logger
+	ha   *haState
+	reg  *prometheus.Registry // /metrics, and OTLP metrics
+	tel  *telemetry.Telemetry
+	log  *slog.Logger
 	pins pinTable // checkpoints pinned for readers in other processes (pins.go)
 }
 
