@@ -233,23 +233,33 @@ func cmdBenchShuffle(args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	return inBenchDir("shuffle", func(self, dir string) error {
+		r, err := clusterbench.RunShuffle(context.Background(), self, dir, *n, *sensors)
+		if err == nil {
+			clusterbench.FormatShuffle(os.Stdout, r, *sensors)
+		}
+		return err
+	})
+}
+
+// inBenchDir runs a cluster bench with this binary and a temporary
+// directory (removed after); the exit code.
+func inBenchDir(name string, run func(self, dir string) error) int {
 	self, err := os.Executable()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 1
 	}
-	dir, err := os.MkdirTemp("", "clink-bench-shuffle-")
+	dir, err := os.MkdirTemp("", "clink-bench-"+name+"-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	r, err := clusterbench.RunShuffle(context.Background(), self, dir, *n, *sensors)
-	if err != nil {
+	if err := run(self, dir); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 1
 	}
-	clusterbench.FormatShuffle(os.Stdout, r, *sensors)
 	return 0
 }
 
@@ -261,24 +271,13 @@ func cmdBenchOTel(args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	self, err := os.Executable()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
-		return 1
-	}
-	dir, err := os.MkdirTemp("", "clink-bench-otel-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	r, err := clusterbench.RunOTel(context.Background(), self, dir, *n, *sensors, *rounds)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
-		return 1
-	}
-	clusterbench.FormatOTel(os.Stdout, r, *sensors)
-	return 0
+	return inBenchDir("otel", func(self, dir string) error {
+		r, err := clusterbench.RunOTel(context.Background(), self, dir, *n, *sensors, *rounds)
+		if err == nil {
+			clusterbench.FormatOTel(os.Stdout, r, *sensors)
+		}
+		return err
+	})
 }
 
 func cmdBenchRecovery(args []string) int {

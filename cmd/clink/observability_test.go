@@ -118,40 +118,9 @@ FROM readings GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), sensor_id;
 	coord.done <- nil
 
 	// Traces.
-	var spans []oteltest.Span
-	need := []string{"clink.submit", "clink.checkpoint", "clink.restart", "clink.restore"}
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		spans = col.Spans(t)
-		names := map[string]bool{}
-		for _, s := range spans {
-			if s.Attributes["clink.job.id"] == job {
-				names[s.Name] = true
-			}
-		}
-		missing := []string{}
-		for _, n := range need {
-			if !names[n] {
-				missing = append(missing, n)
-			}
-		}
-		if len(missing) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %v spans of job %s (have %v)\ncollector:\n%s", missing, job, names, col.Log())
-		}
-	}
-	var root oteltest.Span
-	for _, s := range spans {
-		if s.Name == "clink.submit" && s.Attributes["clink.job.id"] == job {
-			root = s
-		}
-	}
-	for _, s := range spans {
-		if s.Attributes["clink.job.id"] == job && s.Name != "clink.submit" && (s.TraceID != root.TraceID || s.ParentSpanID != root.SpanID) {
-			t.Errorf("%s span not under the job's submit span", s.Name)
-		}
-	}
+	spans := col.WaitSpans(t, func(s oteltest.Span) bool { return s.Attributes["clink.job.id"] == job },
+		[]string{"clink.submit", "clink.checkpoint", "clink.restart", "clink.restore"}, 20*time.Second)
+	oteltest.Root(t, spans, "clink.submit")
 
 	// Lineage.
 	rcv.Check(t, true)

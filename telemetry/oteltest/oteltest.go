@@ -24,8 +24,13 @@ const Version = "v0.161.0-2"
 
 // Binary finds the collector: CLINK_OTELCOL, else the tools cache; "" when
 // it is not there.
-func Binary() string {
-	if p := os.Getenv("CLINK_OTELCOL"); p != "" {
+func Binary() string { return tool("CLINK_OTELCOL", "otelcol-"+Version, "otelcol-clink") }
+
+// tool finds a program: the path in env, else dir/name in the tools
+// cache (CLINK_TOOLS_CACHE, default ~/.cache/clink-tools); "" when it is
+// not there.
+func tool(env, dir, name string) string {
+	if p := os.Getenv(env); p != "" {
 		return p
 	}
 	cache := os.Getenv("CLINK_TOOLS_CACHE")
@@ -33,7 +38,7 @@ func Binary() string {
 		home, _ := os.UserHomeDir()
 		cache = filepath.Join(home, ".cache", "clink-tools")
 	}
-	p := filepath.Join(cache, "otelcol-"+Version, "otelcol-clink")
+	p := filepath.Join(cache, dir, name)
 	if st, err := os.Stat(p); err == nil && !st.IsDir() {
 		return p
 	}
@@ -244,4 +249,53 @@ func attrs(list []kv) map[string]string {
 		}
 	}
 	return m
+}
+
+// WaitSpans waits until the collector holds a span of every name among
+// those match accepts, and returns those spans.
+func (c *Collector) WaitSpans(t testing.TB, match func(Span) bool, names []string, timeout time.Duration) []Span {
+	t.Helper()
+	for deadline := time.Now().Add(timeout); ; time.Sleep(200 * time.Millisecond) {
+		var got []Span
+		have := map[string]bool{}
+		for _, s := range c.Spans(t) {
+			if match(s) {
+				got = append(got, s)
+				have[s.Name] = true
+			}
+		}
+		var missing []string
+		for _, n := range names {
+			if !have[n] {
+				missing = append(missing, n)
+			}
+		}
+		if len(missing) == 0 {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %v spans (have %v)\ncollector:\n%s", missing, have, c.Log())
+		}
+	}
+}
+
+// Root returns the span named root and checks that every other span is
+// its child, in its trace.
+func Root(t testing.TB, spans []Span, root string) Span {
+	t.Helper()
+	var r Span
+	for _, s := range spans {
+		if s.Name == root {
+			r = s
+		}
+	}
+	if r.SpanID == "" || r.ParentSpanID != "" {
+		t.Fatalf("no root span %s: %+v", root, r)
+	}
+	for _, s := range spans {
+		if s.Name != root && (s.TraceID != r.TraceID || s.ParentSpanID != r.SpanID) {
+			t.Errorf("%s span not under the %s span: trace %s parent %s, want %s %s", s.Name, root, s.TraceID, s.ParentSpanID, r.TraceID, r.SpanID)
+		}
+	}
+	return r
 }

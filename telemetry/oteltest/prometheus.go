@@ -22,19 +22,7 @@ const PrometheusVersion = "v0.316.0"
 // PrometheusBinary finds Prometheus: CLINK_PROMETHEUS, else the tools
 // cache; "" when it is not there.
 func PrometheusBinary() string {
-	if p := os.Getenv("CLINK_PROMETHEUS"); p != "" {
-		return p
-	}
-	cache := os.Getenv("CLINK_TOOLS_CACHE")
-	if cache == "" {
-		home, _ := os.UserHomeDir()
-		cache = filepath.Join(home, ".cache", "clink-tools")
-	}
-	p := filepath.Join(cache, "prometheus-"+PrometheusVersion, "prometheus")
-	if st, err := os.Stat(p); err == nil && !st.IsDir() {
-		return p
-	}
-	return ""
+	return tool("CLINK_PROMETHEUS", "prometheus-"+PrometheusVersion, "prometheus")
 }
 
 // Prometheus is a running Prometheus server.
