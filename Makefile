@@ -21,7 +21,7 @@ GOTESTSUM_FLAGS := --format pkgname-and-test-fails --format-icons text --format-
 gotest = $(GOTESTSUM) $(GOTESTSUM_FLAGS) --jsonfile $(abspath $(BIN))/test-$(1).json -- -count=1 $(2)
 skips  = $(GO) build -C $(abspath .ci/tools) -o $(abspath $(BIN))/skips ./skips && $(abspath $(BIN))/skips $(2) $(foreach n,$(1),$(abspath $(BIN))/test-$(n).json)
 # Under these a test whose server is missing fails instead of skipping.
-REQUIRE := CLINK_REQUIRE_KCAT=1 CLINK_REQUIRE_CLICKHOUSE=1 CLINK_REQUIRE_POSTGRES=1 CLINK_REQUIRE_OBJECTSTORES=1 CLINK_REQUIRE_NPM=1 CLINK_REQUIRE_OTELCOL=1
+REQUIRE := CLINK_REQUIRE_KCAT=1 CLINK_REQUIRE_CLICKHOUSE=1 CLINK_REQUIRE_POSTGRES=1 CLINK_REQUIRE_OBJECTSTORES=1 CLINK_REQUIRE_NPM=1 CLINK_REQUIRE_OTELCOL=1 CLINK_REQUIRE_CHROMIUM=1
 
 # The whole product is one binary (every connector, both cluster roles,
 # the state tools, the dev broker). `make build-slim` builds it without

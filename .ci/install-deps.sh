@@ -4,7 +4,7 @@
 # first; so does CI, through `make test`.
 #
 #   from apt (with sudo unless root; noninteractive):
-#     kcat, clickhouse-server, curl, a C compiler (gcc, g++: the race
+#     kcat, clickhouse-server, curl, chromium, a C compiler (gcc, g++: the race
 #     detector and DuckDB are cgo), PostgreSQL (.ci/install-postgres.sh),
 #     nodejs and npm when Azurite is to be installed
 #   built once into the cache, by version:
@@ -60,6 +60,7 @@ have_cc() {
   cc=$(prog "$cc") && cxx=$(prog "$cxx") && echo "$cc, $cxx"
 }
 have_curl() { prog curl; }
+have_chromium() { prog chromium || prog chromium-browser; }
 have_postgres() { ./.ci/install-postgres.sh --check | sed 's/^PostgreSQL in //'; }
 # have_objectstore NAME: the line of NAME in install-objectstores.sh --check.
 have_objectstore() {
@@ -77,6 +78,7 @@ components=(
   "kcat|have_kcat|kcat|apt-get install kcat"
   "clickhouse-server|have_clickhouse|clickhouse-server|apt-get install clickhouse-server (or CLINK_CLICKHOUSE_BINARY=/path/to/clickhouse)"
   "curl|have_curl|curl|apt-get install curl"
+  "Chromium (headless, for the console's browser test)|have_chromium|chromium|apt-get install chromium"
   "C compiler ($(go env CC), $(go env CXX))|have_cc|gcc g++|apt-get install gcc g++"
   "PostgreSQL (initdb, postgres, psql)|have_postgres||apt-get install postgresql (or CLINK_POSTGRES_BIN=/path/to/bin)"
   "MinIO|have_objectstore minio||.ci/install-objectstores.sh (go install from the Go module proxy)"

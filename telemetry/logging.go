@@ -17,10 +17,12 @@ const (
 )
 
 // NewLogger is a process's logger (log/slog) writing to w: format "text"
-// (the default: one line per record, `TIME ROLE: job_id=N message k=v`,
-// `warning: ` before the message of a warning) or "json" (one JSON object
-// per record: time, level, msg, role and every attribute). role names the
-// process in each record ("coordinator", "worker w1").
+// (the default: one line per record, `TIME ROLE: job_id=N message`, with
+// `warning: ` before the message of a warning: Clink's lines as they
+// read before slog, which the tutorial shows; attributes other than
+// job_id are left out) or "json" (one JSON object per record: time,
+// level, msg, role and every attribute). role names the process in each
+// record ("coordinator", "worker w1").
 func NewLogger(w io.Writer, format, role string) (*slog.Logger, error) {
 	switch format {
 	case "", LogText:
@@ -67,13 +69,10 @@ func (h *textHandler) Handle(_ context.Context, r slog.Record) error {
 	b.WriteString(" ")
 	b.WriteString(h.role)
 	b.WriteString(": ")
-	var rest []slog.Attr
 	job := ""
 	collect := func(a slog.Attr) bool {
 		if a.Key == "job_id" && job == "" {
 			job = a.Value.String()
-		} else {
-			rest = append(rest, a)
 		}
 		return true
 	}
@@ -90,9 +89,6 @@ func (h *textHandler) Handle(_ context.Context, r slog.Record) error {
 		b.WriteString("warning: ")
 	}
 	b.WriteString(r.Message)
-	for _, a := range rest {
-		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
-	}
 	b.WriteString("\n")
 	h.mu.Lock()
 	defer h.mu.Unlock()

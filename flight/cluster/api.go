@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/clink-dev/clink/engine"
+	"github.com/clink-dev/clink/flight/console"
 	"github.com/clink-dev/clink/substrait/sql"
 )
 
@@ -28,6 +29,8 @@ type route struct {
 	handler http.HandlerFunc
 	// leaderOnly routes are answered 503 by a standby.
 	leaderOnly bool
+	// console routes send a browser without a session to /ui/login.
+	console bool
 	// public routes answer without the token: the probes a load balancer
 	// or Kubernetes sends.
 	public bool
@@ -57,6 +60,12 @@ func (c *Coordinator) routes() []route {
 		{pattern: "POST /api/v1/jobs/{id}/stop", handler: c.postStop, leaderOnly: true},
 		{pattern: "POST /api/v1/jobs/{id}/savepoints", handler: c.postSavepoint, leaderOnly: true},
 		{pattern: "GET /metrics", handler: metrics.ServeHTTP},
+		// The web console (docs/console.md): its pages behind the token,
+		// its sign-in page and form public.
+		{pattern: "GET /ui", handler: func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusMovedPermanently) }, public: true},
+		{pattern: "GET /ui/login", handler: c.getLogin, public: true},
+		{pattern: "POST /ui/login", handler: c.postLogin, public: true},
+		{pattern: "GET /ui/", handler: console.Handler("/ui/").ServeHTTP, console: true},
 		// Anything else is 404, after the token: without it nobody learns
 		// which paths exist.
 		{pattern: "/", handler: func(w http.ResponseWriter, r *http.Request) {
@@ -87,7 +96,11 @@ func (c *Coordinator) guard(rt route) http.Handler {
 			// Hashing both sides first keeps the comparison constant-time
 			// in the token's length too.
 			got := sha256.Sum256([]byte(r.Header.Get("Authorization")))
-			if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			if subtle.ConstantTimeCompare(got[:], want[:]) != 1 && !c.consoleSession(r) {
+				if rt.console {
+					http.Redirect(w, r, "/ui/login", http.StatusSeeOther)
+					return
+				}
 				w.Header().Set("WWW-Authenticate", `Bearer realm="clink"`)
 				writeErr(w, http.StatusUnauthorized, fmt.Errorf("missing or wrong bearer token"))
 				return

@@ -22,13 +22,26 @@ func request(t *testing.T, c *Coordinator, method, path, auth string, body io.Re
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := noRedirects.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	return resp.StatusCode, string(data)
+}
+
+// noRedirects answers a redirect as it is (the console's 303s).
+var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// publicStatus is what each public route answers without the token: the
+// probes, and the console's sign-in (its form refuses a wrong token).
+var publicStatus = map[string]int{
+	"GET /healthz":   http.StatusOK,
+	"GET /readyz":    http.StatusOK,
+	"GET /ui":        http.StatusMovedPermanently,
+	"GET /ui/login":  http.StatusOK,
+	"POST /ui/login": http.StatusUnauthorized,
 }
 
 // routeRequest turns a route's pattern into a request's method and path.
@@ -56,8 +69,11 @@ func TestAPISecurityEveryRouteNeedsToken(t *testing.T) {
 		for _, auth := range []string{"", "Bearer wrong", "Bearer s3cret-and-more", "s3cret", "Basic czNjcmV0"} {
 			code, body := request(t, c, method, path, auth, nil)
 			switch {
-			case rt.public && code != http.StatusOK:
+			case rt.public && code != publicStatus[rt.pattern]:
 				t.Errorf("%s %s (public) with %q: %d %s", method, path, auth, code, body)
+			case rt.console && code != http.StatusSeeOther:
+				t.Errorf("%s %s (console) with %q: %d, want 303 to /ui/login: %s", method, path, auth, code, body)
+			case rt.console || rt.public:
 			case !rt.public && code != http.StatusUnauthorized:
 				t.Errorf("%s %s with %q: %d, want 401: %s", method, path, auth, code, body)
 			case !rt.public && !strings.Contains(body, "bearer token"):
@@ -72,8 +88,8 @@ func TestAPISecurityEveryRouteNeedsToken(t *testing.T) {
 			public++
 		}
 	}
-	if public != 2 {
-		t.Errorf("%d public routes, want /healthz and /readyz", public)
+	if public != len(publicStatus) {
+		t.Errorf("%d public routes, want %d: the probes and the console's sign-in", public, len(publicStatus))
 	}
 	for _, path := range []string{"/metrics", "/api/v1/jobs", "/api/v1/config"} {
 		if code, _ := request(t, c, "GET", path, "", nil); code != http.StatusUnauthorized {

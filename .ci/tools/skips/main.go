@@ -29,7 +29,7 @@ import (
 
 // requiredComponents matches the skip messages of the servers make test
 // installs (each helper's message starts with its component's name).
-const requiredComponents = `(?i)kcat|clickhouse|postgres|initdb|minio|fake-gcs|azurite|opentelemetry collector`
+const requiredComponents = `(?i)kcat|clickhouse|postgres|initdb|minio|fake-gcs|azurite|opentelemetry collector|chromium`
 
 // module is trimmed from package paths, as gotestsum trims it.
 const module = "github.com/clink-dev/clink/"
